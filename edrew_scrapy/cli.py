@@ -1,0 +1,40 @@
+"""`edrew` command line: one subcommand per module in edrew_scrapy.commands.
+
+Each command module exposes `add_arguments(parser)` and `run(args) -> int`, and is imported only when
+its command runs, so `edrew nodes` never pays for torch.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import List, Optional
+
+# name -> one-line help; the module edrew_scrapy.commands.<name> implements it
+COMMANDS = {
+    "nodes": "print the text nodes of pages with their reTPS, bucket and path",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="edrew", description="EDREW relevant-content extraction")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, help_text in COMMANDS.items():
+        module = importlib.import_module(f"edrew_scrapy.commands.{name}")
+        module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    module = importlib.import_module(f"edrew_scrapy.commands.{args.command}")
+    try:
+        return int(module.run(args) or 0)
+    except BrokenPipeError:  # `edrew nodes page.html | head` is normal use
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

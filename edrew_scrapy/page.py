@@ -1,0 +1,51 @@
+"""The serializer's output: a Page and its text-bearing Nodes (plain data, no behaviour)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Dict, List, Optional
+
+from .tokens import SEP
+
+
+@dataclass(slots=True)
+class Node:
+    """One element that carries text, in document order."""
+
+    index: int                 # position in Page.nodes (document order of the element's start tag)
+    tag: str                   # element name, lower-case ("p", "dhi-new-typeahead-input")
+    content: str               # its text, whitespace collapsed, formatter/inline children merged
+    retps: str                 # reverse enhanced tag path sequence, tokens joined by <#SEP>
+    bucket: int                # Fibonacci position bucket of the element (1..100)
+    parent: int                # index in Page.nodes of the nearest ancestor that is a node, or -1
+    path: str                  # XPath that locates the element (document-order form when very deep)
+    attrs: Dict[str, str] = field(default_factory=dict)
+    hidden: bool = False       # display:none / visibility:hidden / hidden attribute, here or above
+    images: List[str] = field(default_factory=list)  # absolute URLs of <img> inside the element
+    depth: int = 0             # nesting depth in the element tree
+    link_chars: int = 0        # characters of `content` that sit inside <a> elements
+    position: int = 0          # countTags at the element (before bucketing)
+
+    @property
+    def tokens(self) -> List[str]:
+        """The reTPS split into its tokens, as the model reads them."""
+        return self.retps.split(SEP) if self.retps else []
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class Page:
+    """A serialized HTML document. `skipped` says why a page has no nodes when it is not HTML."""
+
+    url: Optional[str]
+    nodes: List[Node]
+    title: str = ""
+    encoding: str = "utf-8"
+    count_tags: int = 0
+    n_elements: int = 0
+    images: List[str] = field(default_factory=list)
+    skipped: Optional[str] = None   # None, "empty", "binary", "no-text"
+
+    def __len__(self) -> int:
+        return len(self.nodes)

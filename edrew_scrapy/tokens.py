@@ -1,0 +1,94 @@
+"""The EDREW method's constants: special tokens, keyword table, tag sets, Fibonacci buckets.
+
+Defaults are the dissertation's values (Nunes 2024, Table 3 and Algorithms 3-12); every one of them
+can be overridden through :class:`SerializerConfig`. Where the thesis is ambiguous the choice made
+here is written next to the constant and in docs/method-choices.md.
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Mapping, Tuple
+
+SEP = "<#SEP>"
+CLSS = "<#CLSS>"
+PROP = "<#PROP>"
+ID = "<#ID>"
+CNT = "<#CNT>"
+MONEY = "<#>"
+HIDE = "<#HIDE>"
+WT_PREFIX = "#WT"
+
+# Table 3's keyword tokens. The thesis says "14 tokens" but lists 13 and names `price` among the
+# keywords without a token: `<#PRICE>` is that 14th token (our choice).
+DEFAULT_KEYWORD_TOKENS: Mapping[str, str] = {
+    "price": "<#PRICE>",
+    "value": "<#VAL>",
+    "description": "<#DESC>",
+    "name": "<#NAME>",
+    "date": "<#DATE>",
+    "content": "<#CONT>",
+    "detail": "<#DET>",  # matches "detail" and "details"
+}
+
+# Skipped with everything inside them (raw text or invisible): script plus the thesis's style and
+# noscript. `template` is inert markup a browser never shows (our addition).
+SKIP_WITH_CONTENT = frozenset({"script", "style", "noscript", "template"})
+# The thesis's SKIP_TAGS; link, meta, base, input and area are void, so skipping the tag is enough.
+SKIP_TAGS = frozenset({"link", "meta", "noscript", "base", "style", "input", "area"})
+WRAPPER_TAGS = frozenset({"span", "a", "b", "strong", "i", "em", "mark", "small", "del", "ins", "sub", "sup"})
+FORMATTER_TAGS = frozenset({"b", "strong", "i", "em", "mark", "small", "del", "ins", "sub", "sup"})
+REPEATING_TAG_STRUCTURE = frozenset(
+    {"li", "ol", "ul", "option", "p", "dd", "dl", "dt", "br", "th", "tr", "td", "menuitem"}
+)
+# Inline tags merged into a parent that has text of its own (mixed content), so that
+# "see <a>this link</a> here" stays one sentence. Beyond the thesis, which merges formatters only.
+INLINE_TAGS = frozenset(
+    WRAPPER_TAGS
+    | {"abbr", "bdi", "bdo", "cite", "code", "data", "dfn", "font", "kbd", "q", "s", "samp", "time",
+       "tt", "u", "var", "big", "label", "nobr", "wbr"}
+)
+VOID_TAGS = frozenset(
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
+     "track", "wbr", "keygen", "frame", "basefont", "bgsound", "command"}
+)
+# Raw-text elements: their content is text up to the matching end tag, never markup.
+RAW_TEXT_TAGS = frozenset({"script", "style", "xmp", "iframe", "noembed", "noframes", "noscript", "template_raw"})
+RCDATA_TAGS = frozenset({"title", "textarea"})
+
+FIBONACCI_BUCKETS: Tuple[int, ...] = (1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 100)
+DEFAULT_RETPS_MAX_TOKENS = 20
+DEFAULT_CURRENCY_SYMBOLS: Tuple[str, ...] = ("$", "€", "£", "¥", "₹", "R$")
+
+
+def fibonacci_bucket(position: int, count_tags: int, buckets: Tuple[int, ...] = FIBONACCI_BUCKETS) -> int:
+    """Algorithm 12: the largest bucket value <= 100*position/count_tags (at least the first bucket)."""
+    if count_tags <= 0:
+        return buckets[0]
+    pct = 100.0 * position / count_tags
+    i = bisect.bisect_right(buckets, pct) - 1
+    return buckets[max(i, 0)]
+
+
+@dataclass(frozen=True)
+class SerializerConfig:
+    """Every constant of the method, with the thesis's values as defaults."""
+
+    retps_max_tokens: int = DEFAULT_RETPS_MAX_TOKENS
+    keyword_tokens: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_KEYWORD_TOKENS))
+    skip_tags: frozenset = SKIP_TAGS
+    skip_with_content: frozenset = SKIP_WITH_CONTENT
+    wrapper_tags: frozenset = WRAPPER_TAGS
+    formatter_tags: frozenset = FORMATTER_TAGS
+    repeating_tags: frozenset = REPEATING_TAG_STRUCTURE
+    inline_tags: frozenset = INLINE_TAGS
+    merge_inline_in_mixed_content: bool = True
+    fibonacci_buckets: Tuple[int, ...] = FIBONACCI_BUCKETS
+    currency_symbols: Tuple[str, ...] = DEFAULT_CURRENCY_SYMBOLS
+    max_classes: int = 4          # class names kept per element (whole names, as the thesis says)
+    max_token_chars: int = 40     # a class name longer than this is cut: keeps the vocabulary bounded
+    max_path_depth: int = 100     # deeper elements get a document-order XPath, keeping paths O(1)
+    max_image_bubble: int = 3     # an <img> attaches to a text node at most this many levels up
+
+
+DEFAULT_CONFIG = SerializerConfig()
