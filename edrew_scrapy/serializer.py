@@ -1,0 +1,495 @@
+"""HTML -> Page of text nodes, each with its reTPS: the EDREW Extractor (Algorithms 2-12).
+
+Pure: no Scrapy, no torch. Two linear passes and no recursion, so 200,000 nested elements or a
+million unclosed tags cost what their size costs:
+
+1. tokens -> element records (name, parent, attributes, position `countTags`, text segments) with
+   an explicit stack and HTML's implied end tags (an open <p> closes before a <div>, <li> before
+   the next <li>, ...);
+2. records -> nodes: formatter children (and inline children of mixed text) are merged into their
+   parent's content, every element with content becomes a Node, and its reTPS is the chain of
+   token groups from the element up to the root, reversed and cut at `retps_max_tokens`.
+
+Every choice where the thesis is ambiguous is written in docs/method-choices.md.
+"""
+from __future__ import annotations
+
+import html as _html
+import re
+from typing import List, Optional, Union
+from urllib.parse import urljoin
+
+from .decoding import charset_from_content_type, decode_html, looks_binary
+from .page import Node, Page
+from .tokenizer import END, START, TEXT, parse_attributes, tokenize
+from .tokens import (CLSS, CNT, DEFAULT_CONFIG, HIDE, ID, MONEY, PROP, SEP, VOID_TAGS, WT_PREFIX,
+                     SerializerConfig, fibonacci_bucket)
+
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
+_XML_NAME = re.compile(r"[A-Za-z_][\w.-]*\Z")
+# Attributes whose values are URLs or code: words in them ("wp-content") say nothing about the element.
+_NO_KEYWORD_ATTRS = frozenset({"href", "src", "srcset", "action", "style", "data-src", "poster", "cite",
+                               "background", "formaction", "xmlns", "content"})
+_IMG_SRC_ATTRS = ("src", "data-src", "data-lazy-src", "data-original")
+# Implied end tags (HTML's "optional end tags"), simplified: opening KEY closes an open element of
+# the listed names if it is found before a scope boundary, looking at most _SCOPE_LOOKBACK levels down.
+_CLOSES_P = frozenset(
+    {"address", "article", "aside", "blockquote", "center", "details", "dialog", "dir", "div", "dl",
+     "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
+     "hgroup", "hr", "main", "menu", "nav", "ol", "p", "pre", "section", "summary", "table", "ul", "li",
+     "dd", "dt", "listing", "plaintext", "xmp"}
+)
+_IMPLIED = {
+    "li": (frozenset({"li"}), frozenset({"ul", "ol", "menu", "table", "div", "nav", "body"})),
+    "dt": (frozenset({"dt", "dd"}), frozenset({"dl", "table", "div", "body"})),
+    "dd": (frozenset({"dt", "dd"}), frozenset({"dl", "table", "div", "body"})),
+    "option": (frozenset({"option"}), frozenset({"select", "datalist", "optgroup", "body"})),
+    "optgroup": (frozenset({"option", "optgroup"}), frozenset({"select", "body"})),
+    "tr": (frozenset({"tr", "td", "th"}), frozenset({"table", "tbody", "thead", "tfoot", "body"})),
+    "td": (frozenset({"td", "th"}), frozenset({"tr", "table", "body"})),
+    "th": (frozenset({"td", "th"}), frozenset({"tr", "table", "body"})),
+    "tbody": (frozenset({"tbody", "thead", "tfoot", "tr", "td", "th"}), frozenset({"table", "body"})),
+    "thead": (frozenset({"tbody", "thead", "tfoot", "tr", "td", "th"}), frozenset({"table", "body"})),
+    "tfoot": (frozenset({"tbody", "thead", "tfoot", "tr", "td", "th"}), frozenset({"table", "body"})),
+}
+_P_SCOPE = frozenset({"table", "td", "th", "button", "html", "body", "caption", "object", "applet", "marquee"})
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+_SCOPE_LOOKBACK = 12
+_MAX_MERGE_HEIGHT = 8  # inline subtrees deeper than this stay separate nodes (bounds text copying)
+_NO_NODE = frozenset({"title", "head", "#document"})
+
+
+class _El:
+    """One element of the document while it is being built (the thesis's tree node)."""
+
+    __slots__ = ("name", "parent", "attrs", "segs", "tokens", "position", "depth", "hidden", "path",
+                 "child_counts", "images", "wrapper", "in_head")
+
+    def __init__(self, name, parent, attrs, tokens, position, depth, hidden, path, wrapper, in_head):
+        self.name = name
+        self.parent = parent          # index of the parent record, -1 for the document
+        self.attrs = attrs
+        self.segs: list = []          # text (str) and child record indexes (int), in document order
+        self.tokens = tokens          # this element's enhanced-TPS token group, in written order
+        self.position = position      # countTags when it was opened
+        self.depth = depth
+        self.hidden = hidden
+        self.path = path
+        self.child_counts: Optional[dict] = None
+        self.images: Optional[list] = None
+        self.wrapper = wrapper        # a wrapper tag with no content of its own (#WT)
+        self.in_head = in_head
+
+
+def serialize(data: Union[bytes, bytearray, memoryview, str], *, encoding: Optional[str] = None,
+              url: Optional[str] = None, config: SerializerConfig = DEFAULT_CONFIG) -> Page:
+    """Serialize an HTML document into its text nodes.
+
+    `encoding` is the declared charset (an HTTP Content-Type value or a bare name), used after a BOM
+    and before <meta charset>. Never raises on str or bytes: non-HTML input gives a Page with no
+    nodes and `skipped` set to "empty", "binary" or "no-text".
+    """
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        raw = bytes(data)
+        if not raw.strip():
+            return Page(url=url, nodes=[], skipped="empty")
+        if looks_binary(raw) and not raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+            return Page(url=url, nodes=[], skipped="binary")
+        declared = charset_from_content_type(encoding) if encoding and "=" in encoding else encoding
+        text, codec = decode_html(raw, declared)
+    elif isinstance(data, str):
+        text, codec = data, "utf-8"
+    else:
+        raise TypeError(f"serialize() takes str or bytes, not {type(data).__name__}")
+    if not text.strip():
+        return Page(url=url, nodes=[], encoding=codec, skipped="empty")
+    if "\x00" in text:  # NUL never renders; removing it keeps the text searchable
+        text = text.replace("\x00", "")
+    page = _Builder(config, url).build(text)
+    page.encoding = codec
+    if not page.nodes and page.skipped is None:
+        page.skipped = "no-text"
+    return page
+
+
+class _Builder:
+    """Pass 1: keeps the thesis's state (countTags, current node, level) in one object per page."""
+
+    def __init__(self, config: SerializerConfig, url: Optional[str]):
+        self.cfg = config
+        self.url = url
+        self.base = url
+        self.els: List[_El] = []
+        self.count_tags = 0
+        self.title = ""
+        self.images: list = []
+        self.doc_counts: dict = {}
+        self.keywords = tuple(config.keyword_tokens.items())
+        self._base_seen = False
+
+    # ---- pass 1: tokens -> element records ---------------------------------------------------
+    def build(self, text: str) -> Page:
+        cfg = self.cfg
+        els = self.els
+        root = _El("#document", -1, {}, [], 0, 0, False, "", False, False)
+        els.append(root)
+        stack = [0]
+        open_counts: dict = {}
+        skip_with_content = cfg.skip_with_content
+        skip_tags = cfg.skip_tags
+        events = tokenize(text)
+        pending = None  # a START waiting to know whether text follows it (the thesis's CONTENT group)
+        for kind, value, raw_attrs, closed in events:
+            if pending is not None:
+                self._open(pending, kind == TEXT and not value.isspace(), stack, open_counts)
+                pending = None
+            if kind == TEXT:
+                els[stack[-1]].segs.append(value)
+            elif kind == START:
+                name = value
+                if name == "base":
+                    self._base(raw_attrs)
+                if name in skip_with_content:
+                    self._skip_raw(events)
+                    continue
+                if name == "title":
+                    self._read_title(events)
+                    continue
+                if name in skip_tags:
+                    continue
+                if name in VOID_TAGS:
+                    self._void(name, raw_attrs, els[stack[-1]])
+                    continue
+                self._close_implied(name, stack, open_counts)
+                pending = (name, raw_attrs, closed)
+            else:  # END
+                name = value
+                if open_counts.get(name):
+                    while True:
+                        top = els[stack.pop()].name
+                        open_counts[top] -= 1
+                        if top == name:
+                            break
+                elif name == "br":  # browsers read </br> as <br>
+                    els[stack[-1]].segs.append(" ")
+        if pending is not None:
+            self._open(pending, False, stack, open_counts)
+        return _NodeBuilder(self).run()
+
+    def _skip_raw(self, events) -> None:
+        """Drop a raw-text body (script, style, ...) the tokenizer delivered as TEXT + END."""
+        for kind, _value, _attrs, _closed in events:
+            if kind == END:
+                return
+
+    def _read_title(self, events) -> None:
+        parts = []
+        for kind, value, _attrs, _closed in events:
+            if kind == END:
+                break
+            parts.append(value)
+        if not self.title:
+            self.title = " ".join(_html.unescape("".join(parts)).split())
+        self.count_tags += 1  # <title> is a regular tag for countTags, but its text is Page.title
+
+    def _void(self, name: str, raw_attrs: str, parent: _El) -> None:
+        if name == "br":  # does not open a level nor advance countTags; it separates words
+            parent.segs.append(" ")
+            return
+        if name == "wbr":
+            return
+        self.count_tags += 1
+        if name == "img":
+            attrs = parse_attributes(raw_attrs)
+            src = next((attrs[a] for a in _IMG_SRC_ATTRS if attrs.get(a)), None)
+            if src and not src.startswith("data:"):
+                src = urljoin(self.base, _html.unescape(src.strip())) if self.base else _html.unescape(src.strip())
+                self.images.append(src)
+                if parent.images is None:
+                    parent.images = []
+                parent.images.append(src)
+
+    def _base(self, raw_attrs: str) -> None:
+        """<base href> sets the URL images resolve against (SWDE pages start with one)."""
+        href = parse_attributes(raw_attrs).get("href")
+        if href and not self._base_seen:
+            self._base_seen = True
+            href = _html.unescape(href.strip())
+            self.base = urljoin(self.url, href) if self.url else href
+
+    def _close_implied(self, name: str, stack: list, open_counts: dict) -> None:
+        els = self.els
+        if name in _CLOSES_P and open_counts.get("p"):
+            self._close_to("p", _P_SCOPE, stack, open_counts)
+        if name in _HEADINGS and els[stack[-1]].name in _HEADINGS:
+            self._pop(stack, open_counts)
+        rule = _IMPLIED.get(name)
+        if rule is not None:
+            targets, scope = rule
+            for t in targets:
+                if open_counts.get(t):
+                    self._close_to(t, scope, stack, open_counts)
+
+    def _close_to(self, target: str, scope: frozenset, stack: list, open_counts: dict) -> None:
+        els = self.els
+        for k in range(len(stack) - 1, max(0, len(stack) - _SCOPE_LOOKBACK), -1):
+            n = els[stack[k]].name
+            if n == target:
+                while len(stack) > k:
+                    self._pop(stack, open_counts)
+                return
+            if n in scope:
+                return
+
+    def _pop(self, stack: list, open_counts: dict) -> None:
+        open_counts[self.els[stack.pop()].name] -= 1
+
+    def _open(self, pending: tuple, has_content: bool, stack: list, open_counts: dict) -> None:
+        name, raw_attrs, closed = pending
+        cfg = self.cfg
+        els = self.els
+        parent_idx = stack[-1]
+        parent = els[parent_idx]
+        attrs = parse_attributes(raw_attrs)
+        wrapper = name in cfg.wrapper_tags and not has_content
+        if not wrapper and name not in cfg.repeating_tags:
+            self.count_tags += 1
+        hidden = parent.hidden or _is_hidden(attrs)
+        tokens = [WT_PREFIX + name] if wrapper else self._token_group(name, attrs, hidden)
+        # XPath step: positional among same-name siblings; document-order form when very deep so
+        # that paths stay short whatever the nesting.
+        key = _xpath_name(name)
+        counts = parent.child_counts
+        if counts is None:
+            counts = parent.child_counts = {}
+        k = counts[key] = counts.get(key, 0) + 1
+        doc_k = self.doc_counts[key] = self.doc_counts.get(key, 0) + 1
+        depth = parent.depth + 1
+        if depth <= cfg.max_path_depth:
+            path = f"{parent.path}/{key}[{k}]"
+        else:
+            path = f"(//{key})[{doc_k}]"
+        in_head = parent.in_head or name == "head"
+        el = _El(name, parent_idx, attrs, tokens, self.count_tags, depth, hidden, path, wrapper, in_head)
+        idx = len(els)
+        els.append(el)
+        parent.segs.append(idx)
+        if not closed:
+            stack.append(idx)
+            open_counts[name] = open_counts.get(name, 0) + 1
+
+    def _token_group(self, name: str, attrs: dict, hidden: bool) -> list:
+        """<tag><id><classes><properties> for one element (the content tokens come per node)."""
+        cfg = self.cfg
+        tokens: list = [(name, self.count_tags)]  # rendered as name|bucket once countTags is final
+        if not attrs:
+            return [tokens[0], HIDE] if hidden else tokens
+        words = []
+        if attrs.get("id"):
+            tokens.append(ID)
+            words.append(attrs["id"])
+        cls = attrs.get("class")
+        if cls:
+            names = cls.split()
+            if names:
+                tokens.append(CLSS)
+                limit = cfg.max_token_chars
+                tokens.extend(c.lower()[:limit] for c in names[: cfg.max_classes])
+                words.append(cls)
+        if len(attrs) > ("id" in attrs) + ("class" in attrs) + ("style" in attrs):
+            tokens.append(PROP)
+            words.extend([v for k, v in attrs.items() if v and k not in _NO_KEYWORD_ATTRS])
+        if words and self.keywords:
+            hay = " ".join(words).lower()
+            tokens.extend(tok for kw, tok in self.keywords if kw in hay)
+        if hidden:
+            tokens.append(HIDE)
+        return tokens
+
+
+def _is_hidden(attrs: dict) -> bool:
+    if "hidden" in attrs:
+        return True
+    style = attrs.get("style")
+    return bool(style) and _HIDDEN_STYLE.search(style) is not None
+
+
+class _NodeBuilder:
+    """Pass 2: merge formatter/inline children, compute contents, reTPS and buckets."""
+
+    def __init__(self, b: _Builder):
+        self.b = b
+        self.cfg = b.cfg
+
+    def run(self) -> Page:
+        b, cfg = self.b, self.cfg
+        els = b.els
+        n = len(els)
+        count_tags = max(b.count_tags, 1)
+        formatter, inline = cfg.formatter_tags, cfg.inline_tags
+        merge_mixed = cfg.merge_inline_in_mixed_content
+        # height of the inline-only subtree (-1 when it holds a block): merging is bounded so that
+        # a page of 200,000 nested <span> does not copy its text 200,000 times.
+        height = [0] * n
+        for i in range(n - 1, 0, -1):
+            el = els[i]
+            h = height[i]
+            p = el.parent
+            if h < 0 or el.name not in inline:
+                height[p] = -1
+            elif height[p] >= 0 and h + 1 > height[p]:
+                height[p] = h + 1
+        absorbed = [False] * n
+        mixed = [_has_text(el) for el in els]  # text of its own: mixed content if it has children
+        takes = [False] * n  # has an absorbed child
+        for i in range(1, n):
+            el = els[i]
+            p = el.parent
+            if absorbed[p]:
+                absorbed[i] = True
+            elif 0 <= height[i] <= _MAX_MERGE_HEIGHT and (
+                    el.name in formatter or (merge_mixed and mixed[p] and el.name in inline)):
+                absorbed[i] = True
+                takes[p] = True
+        # text of absorbed subtrees, children first (they have higher indexes)
+        full: dict = {}
+        links: dict = {}
+        for i in range(n - 1, 0, -1):
+            if absorbed[i]:
+                parts, lc = self._join(els[i], full, links)
+                text = "".join(parts)
+                full[i] = text
+                links[i] = len(text) if els[i].name == "a" else lc
+        nodes: List[Node] = []
+        node_of = [-1] * n
+        near = [-1] * n  # nearest ancestor that is a node
+        buckets_cache: dict = {}
+        chains: dict = {}
+        fib = cfg.fibonacci_buckets
+        max_tokens = cfg.retps_max_tokens
+        currencies = cfg.currency_symbols
+        for i in range(1, n):
+            el = els[i]
+            p = el.parent
+            near[i] = node_of[p] if node_of[p] >= 0 else near[p]
+            if absorbed[i] or not (mixed[i] or takes[i]) or el.in_head or el.name in _NO_NODE:
+                continue
+            parts, lc = self._join(el, full, links)
+            raw = "".join(parts)
+            if not raw or raw.isspace():
+                continue
+            content = " ".join(_unescape(raw).split())
+            if not content:
+                continue
+            leaf = not any(type(s) is int and not absorbed[s] for s in el.segs)
+            own = [CNT] if leaf else []
+            if leaf and content.startswith(currencies):
+                own.append(MONEY)
+            chain = self._chain(i, chains, count_tags, fib, buckets_cache, max_tokens)
+            tokens = own[::-1] + chain
+            bucket = fibonacci_bucket(el.position, count_tags, fib) if el.position else fib[0]
+            imgs = self._images(i, absorbed) if b.images else []
+            idx = len(nodes)
+            node_of[i] = idx
+            nodes.append(Node(
+                index=idx, tag=el.name, content=content, retps=SEP.join(tokens[:max_tokens]),
+                bucket=bucket, parent=near[i], path=el.path or "/", attrs=el.attrs, hidden=el.hidden,
+                images=imgs, depth=el.depth, link_chars=min(lc, len(content)), position=el.position,
+            ))
+        text_root = " ".join(_unescape("".join(s for s in els[0].segs if type(s) is str)).split())
+        if text_root:  # text outside any element (a plain-text "page")
+            nodes.insert(0, Node(index=0, tag="#document", content=text_root, retps=CNT,
+                                 bucket=fib[0], parent=-1, path="/"))
+            for k, node in enumerate(nodes[1:], 1):
+                node.index = k
+                node.parent = node.parent + 1 if node.parent >= 0 else -1
+        return Page(url=b.url, nodes=nodes, title=b.title, count_tags=b.count_tags, n_elements=n - 1,
+                    images=b.images)
+
+    def _join(self, el: _El, full: dict, links: dict):
+        parts = []
+        lc = 0
+        for s in el.segs:
+            if type(s) is str:
+                parts.append(s)
+            else:
+                t = full.get(s)
+                if t is not None:
+                    parts.append(t)
+                    lc += links[s]
+                else:  # a child that is a node of its own still separates words
+                    parts.append(" ")
+        return parts, lc
+
+    def _chain(self, i: int, chains: dict, count_tags: int, fib, cache: dict, max_tokens: int) -> list:
+        """Reversed tokens from element i up to the root, at most max_tokens (memoised per element)."""
+        got = chains.get(i)
+        if got is not None:
+            return got
+        els = self.b.els
+        # climb to the nearest memoised ancestor (or the root) without recursion
+        path = []
+        j = i
+        while j > 0 and j not in chains:
+            path.append(j)
+            j = els[j].parent
+        below = chains.get(j, [])
+        for j in reversed(path):
+            group = els[j].tokens
+            rendered = []
+            for t in reversed(group):
+                if type(t) is tuple:
+                    name, pos = t
+                    key = (name, pos)
+                    r = cache.get(key)
+                    if r is None:
+                        r = cache[key] = f"{name}|{fibonacci_bucket(pos, count_tags, fib)}"
+                    rendered.append(r)
+                else:
+                    rendered.append(t)
+            below = (rendered + below)[:max_tokens]
+            chains[j] = below
+        return below
+
+    def _images(self, i: int, absorbed: list) -> list:
+        """Images of the element and of its non-text children up to max_image_bubble levels down."""
+        els = self.b.els
+        out = list(els[i].images or ())
+        frontier = [s for s in els[i].segs if type(s) is int]
+        for _ in range(self.cfg.max_image_bubble):
+            nxt = []
+            for c in frontier:
+                ce = els[c]
+                if absorbed[c] or not _has_text(ce):
+                    if ce.images:
+                        out.extend(ce.images)
+                    nxt.extend(s for s in ce.segs if type(s) is int)
+            frontier = nxt
+            if not frontier or len(out) > 50:
+                break
+        return out
+
+
+_XPATH_NAMES: dict = {}
+
+
+def _xpath_name(name: str) -> str:
+    """The element name as an XPath step, or `*` for names XPath cannot spell."""
+    key = _XPATH_NAMES.get(name)
+    if key is None:
+        key = name if _XML_NAME.match(name) else "*"
+        if len(_XPATH_NAMES) < 10000:
+            _XPATH_NAMES[name] = key
+    return key
+
+
+def _has_text(el: _El) -> bool:
+    """Text of its own (mixed content when it also has children)."""
+    for s in el.segs:
+        if type(s) is str and s and not s.isspace():
+            return True
+    return False
+
+
+def _unescape(s: str) -> str:
+    return _html.unescape(s) if "&" in s else s

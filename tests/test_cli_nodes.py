@@ -1,0 +1,29 @@
+import gzip
+import json
+
+from edrew_scrapy.cli import main
+
+PAGE = b'<html><body><nav><a href="/">Home</a></nav><article><p class="x">Hello <b>there</b></p></article></body></html>'
+
+
+def test_nodes_jsonl(tmp_path, capsys):
+    f = tmp_path / "p.html"
+    f.write_bytes(PAGE)
+    assert main(["nodes", str(f), "--format", "jsonl"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["content"] for r in rows] == ["Home", "Hello there"]
+    assert rows[1]["path"] == "/html[1]/body[1]/article[1]/p[1]"
+    assert rows[1]["retps"].startswith("<#CNT><#SEP>x<#SEP><#CLSS><#SEP>p|")
+    assert {"bucket", "parent", "hidden", "images", "index", "tag", "input"} <= set(rows[0])
+
+
+def test_nodes_table_reads_gzip_and_reports_bad_inputs(tmp_path, capsys):
+    f = tmp_path / "p.html.gz"
+    f.write_bytes(gzip.compress(PAGE))
+    empty = tmp_path / "empty.html"
+    empty.write_bytes(b"")
+    assert main(["nodes", str(f), str(empty), str(tmp_path / "missing.html")]) == 1
+    captured = capsys.readouterr()
+    assert "Hello there" in captured.out and "skipped: empty" in captured.out
+    assert "missing.html: cannot read" in captured.err
+    assert "Traceback" not in captured.err

@@ -1,0 +1,277 @@
+"""One test per rule of the EDREW Extractor (docs/method-choices.md names the rule each test pins)."""
+import pytest
+
+from edrew_scrapy.serializer import serialize
+from edrew_scrapy.tokens import SEP, SerializerConfig, fibonacci_bucket
+
+
+def contents(html, **kw):
+    return [n.content for n in serialize(html, **kw).nodes]
+
+
+def node(html, text, **kw):
+    page = serialize(html, **kw)
+    matches = [n for n in page.nodes if n.content == text]
+    assert matches, f"no node {text!r} in {[n.content for n in page.nodes]}"
+    return matches[0]
+
+
+def toks(n):
+    return n.retps.split(SEP)
+
+
+# --- skipping -------------------------------------------------------------------------------
+
+def test_script_content_is_skipped_even_when_it_holds_markup():
+    html = '<body><p>before</p><script>var s = "</div><p>inside script</p>";</script><p>after</p></body>'
+    assert contents(html) == ["before", "after"]
+
+
+def test_script_end_tag_case_insensitive_and_unterminated_script():
+    assert contents("<p>a</p><SCRIPT>x</ScRiPt ><p>b</p>") == ["a", "b"]
+    assert contents("<p>a</p><script>never closed <p>b</p>") == ["a"]
+
+
+@pytest.mark.parametrize("tag", ["style", "noscript"])
+def test_skip_tags_with_content(tag):
+    assert contents(f"<div>kept<{tag}>dropped <b>x</b></{tag}></div>") == ["kept"]
+
+
+@pytest.mark.parametrize("tag", ["link", "meta", "base", "input", "area"])
+def test_void_skip_tags_do_not_count(tag):
+    with_tag = serialize(f"<div><{tag} name=x>text</div>")
+    without = serialize("<div>text</div>")
+    assert with_tag.count_tags == without.count_tags
+    assert [n.content for n in with_tag.nodes] == ["text"]
+
+
+def test_skip_tags_are_configurable():
+    cfg = SerializerConfig(skip_with_content=frozenset({"script", "aside"}))
+    assert contents("<div>a<aside>side</aside></div><p>b</p>", config=cfg) == ["a", "b"]
+
+
+# --- wrapper and formatter tags ---------------------------------------------------------------
+
+def test_wrapper_tag_without_content_gets_wt_prefix_and_does_not_count():
+    page = serialize('<ul><li><a href="/"><span>Home</span></a></li></ul>')
+    (n,) = page.nodes
+    assert n.content == "Home"
+    assert "#WTa" in toks(n)
+    assert not any(t.startswith("a|") for t in toks(n))
+    # ul and li repeat, a is a wrapper: only span advances countTags
+    assert page.count_tags == 1
+
+
+def test_wrapper_tag_with_content_is_a_regular_node():
+    n = node('<ul><li><a href="/">Home</a></li></ul>', "Home")
+    assert n.tag == "a"
+    assert toks(n)[0] == "<#CNT>"
+    assert any(t.startswith("a|") for t in toks(n))
+
+
+def test_formatter_text_is_merged_into_the_enclosing_node():
+    assert contents("<p>texto <b>formatado</b> aqui</p>") == ["texto formatado aqui"]
+    assert contents("<p><strong>all</strong> <em>formatted</em> <sub>2</sub></p>") == ["all formatted 2"]
+
+
+def test_inline_link_in_mixed_text_stays_in_the_sentence_and_counts_link_chars():
+    n = node('<p>see <a href="/x">this link</a> here</p>', "see this link here")
+    assert n.link_chars == len("this link")
+
+
+def test_inline_merge_can_be_turned_off():
+    cfg = SerializerConfig(merge_inline_in_mixed_content=False)
+    assert contents('<p>see <a href="/x">this link</a> here</p>', config=cfg) == ["see here", "this link"]
+
+
+def test_formatter_holding_a_block_is_not_merged():
+    # an unclosed <b> must not swallow the page into one node
+    assert contents("<div><b>bold<div>block one</div><div>block two</div></div>") == ["bold", "block one", "block two"]
+
+
+# --- br, repeating structures, levels ----------------------------------------------------------
+
+def test_br_does_not_open_a_level_or_count():
+    a = serialize("<div><p>one<br>two<br/>three</p></div>")
+    b = serialize("<div><p>one two three</p></div>")
+    assert [n.content for n in a.nodes] == ["one two three"]
+    assert a.count_tags == b.count_tags
+    assert a.nodes[0].depth == b.nodes[0].depth
+
+
+def test_repeating_tag_structure_does_not_advance_count_tags():
+    rows = "".join(f"<li>item {i}</li>" for i in range(50))
+    page = serialize(f"<div><ul>{rows}</ul></div><div>after</div>")
+    assert page.count_tags == 2  # the two divs
+    positions = {n.position for n in page.nodes if n.tag == "li"}
+    assert positions == {1}
+
+
+def test_table_cells_do_not_count_either():
+    page = serialize("<table><tr><td>a</td><td>b</td></tr><tr><th>c</th></tr></table>")
+    assert page.count_tags == 1  # table only
+    assert [n.content for n in page.nodes] == ["a", "b", "c"]
+
+
+def test_implied_end_tags_keep_unclosed_lists_flat():
+    page = serialize("<ul><li>one<li>two<li>three</ul><p>a<p>b")
+    assert [n.content for n in page.nodes] == ["one", "two", "three", "a", "b"]
+    assert len({n.depth for n in page.nodes if n.tag == "li"}) == 1
+
+
+# --- special tokens (Table 3) ------------------------------------------------------------------
+
+def test_id_token():
+    assert "<#ID>" in toks(node('<div id="x">t</div>', "t"))
+
+
+def test_class_token_keeps_whole_class_names():
+    t = toks(node('<div class="post-body  Main_Text">t</div>', "t"))
+    assert "<#CLSS>" in t and "post-body" in t and "main_text" in t
+    assert "post" not in t
+
+
+def test_prop_token_for_other_attributes():
+    assert "<#PROP>" in toks(node('<div data-x="1">t</div>', "t"))
+    assert "<#PROP>" not in toks(node('<div class="c">t</div>', "t"))
+
+
+@pytest.mark.parametrize("attr,token", [
+    ('class="price-box"', "<#PRICE>"), ('itemprop="value"', "<#VAL>"),
+    ('class="description"', "<#DESC>"), ('itemprop="name"', "<#NAME>"),
+    ('class="pub-date"', "<#DATE>"), ('id="content"', "<#CONT>"),
+    ('class="product-details"', "<#DET>"), ('class="detail"', "<#DET>"),
+])
+def test_keyword_tokens(attr, token):
+    assert token in toks(node(f"<div {attr}>t</div>", "t"))
+
+
+def test_keyword_table_is_configurable():
+    cfg = SerializerConfig(keyword_tokens={"author": "<#AUTHOR>", "isbn": "<#ISBN>"})
+    t = toks(node('<span class="book-author">Ann</span>', "Ann", config=cfg))
+    assert "<#AUTHOR>" in t and "<#NAME>" not in t
+
+
+def test_url_attributes_do_not_trigger_keywords():
+    assert "<#CONT>" not in toks(node('<p><img src="/wp-content/x.png">t</p>', "t"))
+
+
+def test_cnt_token_only_on_leaves():
+    leaf = node("<div>outer<p>inner</p></div>", "inner")
+    outer = node("<div>outer<p>inner</p></div>", "outer")
+    assert toks(leaf)[0] == "<#CNT>"
+    assert "<#CNT>" not in toks(outer)
+
+
+def test_money_token_when_content_starts_with_currency():
+    t = toks(node("<span>$ 10.99</span>", "$ 10.99"))
+    assert t[:2] == ["<#>", "<#CNT>"]
+    assert "<#>" not in toks(node("<span>costs $5</span>", "costs $5"))
+
+
+@pytest.mark.parametrize("attrs", ['style="display: none"', 'style="visibility:hidden"', "hidden"])
+def test_hide_token_and_flag(attrs):
+    n = node(f"<div {attrs}><p>secret</p></div><p>shown</p>", "secret")
+    assert n.hidden and "<#HIDE>" in toks(n)
+    assert not node(f"<div {attrs}><p>secret</p></div><p>shown</p>", "shown").hidden
+
+
+def test_token_order_within_an_element_reversed():
+    # written order <tag><id><classes><properties>; the reTPS reverses it
+    t = toks(node('<div id="i" class="c1 c2" data-k="v">t</div>', "t"))
+    assert t[:7] == ["<#CNT>", "<#PROP>", "c2", "c1", "<#CLSS>", "<#ID>", t[6]]
+    assert t[6].startswith("div|")
+
+
+# --- reversal, threshold and buckets -------------------------------------------------------------
+
+def test_retps_is_leaf_first_root_last():
+    page = serialize("<html><body><form><div><p>x</p></div></form></body></html>")
+    t = toks(page.nodes[0])
+    assert t[0] == "<#CNT>"
+    assert [x.split("|")[0] for x in t[1:]] == ["p", "div", "form", "body", "html"]
+
+
+def test_retps_is_cut_at_twenty_tokens_by_default():
+    html = "<div>" * 40 + "deep" + "</div>" * 40
+    assert len(toks(serialize(html).nodes[0])) == 20
+
+
+def test_retps_threshold_is_configurable():
+    html = "<div>" * 40 + "deep" + "</div>" * 40
+    assert len(toks(serialize(html, config=SerializerConfig(retps_max_tokens=5)).nodes[0])) == 5
+
+
+@pytest.mark.parametrize("position,total,bucket", [
+    (1, 100, 1), (2, 100, 2), (4, 100, 3), (20, 100, 13), (21, 100, 21), (50, 100, 34),
+    (60, 100, 55), (99, 100, 89), (100, 100, 100), (1, 3, 21), (0, 0, 1),
+])
+def test_fibonacci_buckets(position, total, bucket):
+    assert fibonacci_bucket(position, total) == bucket
+
+
+def test_buckets_follow_position_on_the_page():
+    body = "".join(f"<div>block {i}</div>" for i in range(100))
+    page = serialize(f"<html><body>{body}</body></html>")
+    buckets = [n.bucket for n in page.nodes]
+    assert buckets == sorted(buckets)
+    assert buckets[0] <= 3 and buckets[-1] == 100
+    assert toks(page.nodes[-1])[1] == "div|100"
+
+
+# --- the node record -------------------------------------------------------------------------
+
+def test_node_fields():
+    html = ('<html><body><div id="m"><p class="lead">Hello <i>world</i>'
+            '<img src="/a.png"></p><p>next</p></div></body></html>')
+    page = serialize(html, url="http://example.com/post/1")
+    first, second = page.nodes
+    assert first.index == 0 and second.index == 1
+    assert first.tag == "p" and first.content == "Hello world"
+    assert first.path == "/html[1]/body[1]/div[1]/p[1]" and second.path == "/html[1]/body[1]/div[1]/p[2]"
+    assert first.attrs == {"class": "lead"}
+    assert first.images == ["http://example.com/a.png"]
+    assert first.parent == -1
+    assert first.bucket >= 1
+
+
+def test_parent_index_points_to_enclosing_text_node():
+    page = serialize("<div>outer text<section><p>inner</p></section></div>")
+    outer, inner = page.nodes
+    assert inner.parent == outer.index
+
+
+def test_paths_locate_elements_with_parsel():
+    parsel = pytest.importorskip("parsel")
+    html = "<html><body><div><p>a</p><p>b <b>c</b></p></div><ul><li>d</li></ul></body></html>"
+    sel = parsel.Selector(html)
+    for n in serialize(html).nodes:
+        found = sel.xpath(n.path)
+        assert found, n.path
+        assert " ".join(found[0].xpath("string()").get().split()) == n.content
+
+
+def test_custom_elements_and_attributes_survive():
+    html = ('<dhi-new-typeahead-input _ngcontent-vmk-c53="" formcontrolname="keyword" '
+            'data-cy="search-term-input">Find jobs</dhi-new-typeahead-input>')
+    n = node(html, "Find jobs")
+    assert n.tag == "dhi-new-typeahead-input"
+    assert n.attrs == {"_ngcontent-vmk-c53": "", "formcontrolname": "keyword", "data-cy": "search-term-input"}
+    assert toks(n)[1] == "<#PROP>"
+    assert toks(n)[2].startswith("dhi-new-typeahead-input|")
+
+
+def test_entities_are_decoded_and_whitespace_collapsed():
+    assert contents("<p>fish &amp;\n\t chips&nbsp;&#x21;</p>") == ["fish & chips !"]
+
+
+def test_title_goes_to_the_page_not_to_nodes():
+    page = serialize("<html><head><title>The &lt;Title&gt;</title></head><body><p>x</p></body></html>")
+    assert page.title == "The <Title>"
+    assert [n.content for n in page.nodes] == ["x"]
+
+
+def test_base_href_resolves_images():
+    page = serialize('<base href="http://site.test/dir/"><div><p>t<img src="i.png"></p></div>')
+    assert page.nodes[0].images == ["http://site.test/dir/i.png"]
+    assert page.images == ["http://site.test/dir/i.png"]
