@@ -13,6 +13,7 @@ from typing import List, Optional
 # name -> one-line help; the module edrew_scrapy.commands.<name> implements it
 COMMANDS = {
     "nodes": "print the text nodes of pages with their reTPS, bucket and path",
+    "evaluate": "node P/R/F1 and word-F1 of EDREW, reTPS baselines, trafilatura and readability",
 }
 
 

@@ -1,0 +1,139 @@
+"""`edrew evaluate --dataset swde|wcxb|simple PATH`: node P/R/F1 and word-F1 of extractors, per group.
+
+Compares, on the same test pages of each split: our model (--model), the reTPS baselines
+(--baselines, trained on each split's training pages), trafilatura, readability and the oracle (the
+labels themselves: the ceiling of a node classifier). Prints a table and writes summary.json,
+summary.csv, pages.csv and chart.png under --out.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import List, Tuple
+
+DATASET_ENV = {"wcxb": "EDREW_WCXB", "swde": "EDREW_SWDE"}
+TEXT_EXTRACTORS = ("oracle", "trafilatura", "readability")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", choices=("wcxb", "swde", "simple"), required=True)
+    parser.add_argument("path", nargs="?", default=None,
+                        help="dataset folder (default: $EDREW_WCXB or $EDREW_SWDE)")
+    parser.add_argument("--labels", default=None, help="simple format: the label file (default PATH/labels.jsonl)")
+    parser.add_argument("--model", default=None,
+                        help="model folder to evaluate ('default' for the shipped model)")
+    parser.add_argument("--threshold", type=float, default=None, help="override the model's threshold")
+    parser.add_argument("--extractors", default=",".join(TEXT_EXTRACTORS),
+                        help="comma list of oracle,trafilatura,readability, or 'none' (default: all three)")
+    parser.add_argument("--baselines", default="none",
+                        help="comma list of svm,tree,nb,knn trained per split, 'all', or 'none'")
+    parser.add_argument("--split", choices=("kfold", "swde", "cross-site", "none"), default=None,
+                        help="kfold by domain (default for wcxb/simple), swde = 70/20/10 over unique pages "
+                             "(default for swde), cross-site = leave one site out, none = test on all pages")
+    parser.add_argument("--folds", type=int, default=5, help="folds for --split kfold")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--limit", type=int, default=None, help="evenly spaced sample of N pages")
+    parser.add_argument("--sites", default=None, help="swde: comma list of sites")
+    parser.add_argument("--attrs", default=None, help="swde: comma list of attributes")
+    parser.add_argument("--out", default=None, help="output folder (default output/evaluate-DATASET)")
+    parser.add_argument("--no-progress", action="store_true")
+
+
+def _spread(items: List, limit) -> List:
+    if not limit or limit >= len(items):
+        return list(items)
+    return [items[(i * len(items)) // limit] for i in range(limit)]
+
+
+def load_pages(args) -> List:
+    from tqdm import tqdm
+
+    path = args.path or os.environ.get(DATASET_ENV.get(args.dataset, ""), "")
+    if not path:
+        env = DATASET_ENV.get(args.dataset)
+        raise SystemExit(f"edrew evaluate: give the {args.dataset} folder" + (f" or set {env}" if env else ""))
+    progress = dict(desc=f"load {args.dataset}", unit="page", disable=args.no_progress, leave=False)
+    if args.dataset == "wcxb":
+        from ..data import wcxb
+
+        ids = _spread(wcxb.page_ids(path), args.limit)
+        return list(tqdm(wcxb.iter_pages(path, ids), total=len(ids), **progress))
+    if args.dataset == "swde":
+        from ..data import swde
+
+        sites = args.sites.split(",") if args.sites else None
+        attrs = args.attrs.split(",") if args.attrs else None
+        return _spread(list(tqdm(swde.iter_pages(path, sites, attrs), **progress)), args.limit)
+    from ..data import simple
+
+    return _spread(list(tqdm(simple.iter_pages(path, args.labels), **progress)), args.limit)
+
+
+def make_splits(pages, args) -> List[Tuple[str, List[int], List[int]]]:
+    from ..data import splits
+
+    kind = args.split or ("swde" if args.dataset == "swde" else "kfold")
+    if kind == "none":
+        return [("all", [], list(range(len(pages))))]
+    if kind == "swde":
+        train, _val, test = splits.swde_split(pages, seed=args.seed)
+        return [("70/20/10", train, test)]
+    if kind == "cross-site":
+        key = splits.by_site if args.dataset == "swde" else splits.by_domain
+        return [(f"test={s}", tr, te) for s, tr, te in splits.cross_site_splits(pages, key=key)]
+    folds = splits.group_kfold(pages, k=args.folds, seed=args.seed)
+    return [(f"fold{i + 1}", tr, te) for i, (tr, te) in enumerate(folds)]
+
+
+def _names(value: str, allowed) -> List[str]:
+    if not value or value == "none":
+        return []
+    names = list(allowed) if value == "all" else [v.strip() for v in value.split(",") if v.strip()]
+    bad = [n for n in names if n not in allowed]
+    if bad:
+        raise SystemExit(f"edrew evaluate: unknown {', '.join(bad)}; choose from {', '.join(allowed)}")
+    return names
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import evaluate as ev
+    from ..baselines import BASELINES, ReTPSBaseline
+
+    text_names = _names(args.extractors, TEXT_EXTRACTORS)
+    baseline_names = _names(args.baselines, BASELINES)
+    fixed = {"oracle": ev.oracle_extractor, "trafilatura": ev.trafilatura_extractor,
+             "readability": ev.readability_extractor}
+    extractors = {}
+    if args.model:
+        from ..model.scorer import load_model
+
+        scorer = load_model(None if args.model == "default" else args.model)
+        extractors["edrew"] = ev.scorer_extractor(scorer, args.threshold)
+    extractors.update({n: fixed[n] for n in text_names})
+    if not extractors and not baseline_names:
+        raise SystemExit("edrew evaluate: nothing to evaluate (no --model, extractors or baselines)")
+
+    pages = load_pages(args)
+    if not pages:
+        raise SystemExit("edrew evaluate: no pages found")
+    splits = make_splits(pages, args)
+    results = []
+    for split_name, train, test in splits:
+        split_extractors = dict(extractors)
+        for name in baseline_names:
+            model = ReTPSBaseline(name, seed=args.seed).fit([pages[i] for i in train])
+            split_extractors[name] = ev.predictor_extractor(model.predict)
+        results.extend(ev.evaluate_pages([pages[i] for i in test], split_extractors,
+                                         progress=not args.no_progress, desc=split_name))
+    rows = ev.summarize(results)
+    split_kind = args.split or ("swde" if args.dataset == "swde" else "kfold")
+    title = f"{args.dataset}: {len(pages)} pages, split {split_kind}"
+    print(title)
+    print(ev.format_table(rows))
+    out = args.out or os.path.join("output", f"evaluate-{args.dataset}")
+    settings = {k: v for k, v in vars(args).items() if k != "func"}
+    settings["command_line"] = " ".join(sys.argv)
+    paths = ev.write_report(rows, results, out, title, settings)
+    print(f"wrote {', '.join(str(p) for p in paths.values())}")
+    return 0
