@@ -52,15 +52,24 @@ def _default_labels_file(root: Path) -> Path:
 
 
 def selected_text(html: str, selectors: Sequence[str]) -> str:
-    """Text of the elements the CSS selectors pick, one element per line, scripts and styles left out."""
+    """Text of the elements the CSS selectors pick, in document order, one element per line.
+
+    The selectors are joined into one union so the text follows the page's order (alignment is
+    order-aware); an element inside another selected element is not repeated; scripts and styles
+    are left out.
+    """
     from parsel import Selector
 
-    sel = Selector(text=html)
+    if not selectors:
+        return ""
+    picked = Selector(text=html).css(", ".join(selectors))
+    chosen = {id(el.root) for el in picked}
     parts = []
-    for css in selectors:
-        for el in sel.css(css):
-            parts.append(" ".join(el.xpath(
-                "descendant-or-self::text()[not(ancestor::script) and not(ancestor::style)]").getall()))
+    for el in picked:
+        if any(id(a) in chosen for a in el.root.iterancestors()):
+            continue
+        parts.append(" ".join(el.xpath(
+            "descendant-or-self::text()[not(ancestor::script) and not(ancestor::style)]").getall()))
     return "\n".join(parts)
 
 

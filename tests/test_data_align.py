@@ -1,0 +1,116 @@
+"""Alignment of node texts to a reference text (WCXB labels) and value matching (SWDE labels)."""
+from edrew_scrapy.data.align import AlignConfig, align_reference, match_values, word_f1
+
+REFERENCE = """Why tomatoes split after heavy rain
+
+Tomatoes split when the fruit takes up water faster than the skin can stretch.
+
+Water evenly
+
+Deep watering twice a week keeps the soil moisture steady. Bring the harvest home before a storm."""
+
+LONG_1 = "Tomatoes split when the fruit takes up water faster than the skin can stretch."
+LONG_2 = "Deep watering twice a week keeps the soil moisture steady. Bring the harvest home before a storm."
+
+
+def test_content_nodes_in_order_are_relevant():
+    nodes = ["Why tomatoes split after heavy rain", LONG_1, "Water evenly", LONG_2]
+    assert align_reference(nodes, REFERENCE).labels == [1, 1, 1, 1]
+
+
+def test_generic_short_strings_do_not_match_by_accident():
+    # "home" occurs inside the main content, but the menu's "Home" is far from any match
+    nodes = ["Home", "News", "Why tomatoes split after heavy rain", LONG_1, "Share", "Water evenly",
+             LONG_2, "Home", "Contact"]
+    labels = align_reference(nodes, REFERENCE).labels
+    assert labels == [0, 0, 1, 1, 0, 1, 1, 0, 0]
+
+
+def test_short_node_must_follow_a_match_closely():
+    ref = "intro words here " + "filler " * 50 + "read more"
+    cfg = AlignConfig(short_slack=5)
+    nodes = ["intro words here", "read more"]
+    assert align_reference(nodes, ref, config=cfg).labels == [1, 0]
+    assert align_reference(nodes, ref, config=AlignConfig(short_slack=60)).labels == [1, 1]
+
+
+def test_long_node_out_of_order_is_relevant_but_short_one_is_not():
+    # the page shows the second paragraph and heading before the first paragraph
+    nodes = ["Why tomatoes split after heavy rain", LONG_2, "Water evenly", LONG_1]
+    labels = align_reference(nodes, REFERENCE).labels
+    assert labels[0] == 1 and labels[1] == 1 and labels[3] == 1
+    assert labels[2] == 0
+
+
+def test_duplicated_block_is_counted_once():
+    nodes = [LONG_1, LONG_1]
+    assert align_reference(nodes, LONG_1).labels == [1, 0]
+
+
+def test_partial_node_needs_half_of_its_words():
+    nodes = [LONG_1 + " Read more", "Deep watering twice a week plus many other words that are not in the text at all"]
+    labels = align_reference(nodes, REFERENCE).labels
+    assert labels == [1, 0]
+
+
+def test_without_snippets_are_negative_evidence():
+    ref = "Share this article with your friends and family today please. Then the story begins here."
+    nodes = ["Share this article with your friends and family today please.", "Then the story begins here."]
+    assert align_reference(nodes, ref).labels == [1, 1]
+    labels = align_reference(nodes, ref, negatives=["Share this article with your friends and family today please."]).labels
+    assert labels == [0, 1]
+
+
+def test_punctuation_and_case_do_not_matter():
+    nodes = ["WHY Tomatoes split — after heavy rain!"]
+    assert align_reference(nodes, REFERENCE).labels == [1]
+
+
+def test_empty_inputs():
+    assert align_reference([], REFERENCE).labels == []
+    assert align_reference(["Home", ""], "").labels == [0, 0]
+    assert align_reference(["…"], REFERENCE).labels == [0]
+
+
+def test_match_values_equal_and_contains_rules():
+    nodes = ["ISBN-13: 9780316125581", "Pub. Date: June 2010", "Game Over",
+             "Copyright 2008, all rights reserved by the authors of this book", "12008", "by Fern Michaels"]
+    values = {"isbn_13": [": 9780316125581"], "publication_date": [": June 2010"], "title": ["Game Over"],
+              "year": ["2008"], "author": ["Fern Michaels"]}
+    labels, attrs = match_values(nodes, values)
+    assert labels == [1, 1, 1, 0, 0, 1]
+    assert attrs[0] == ["isbn_13"] and attrs[1] == ["publication_date"] and attrs[2] == ["title"]
+    assert attrs[5] == ["author"]
+
+
+def test_match_values_ratio_rule_and_exact_only():
+    from edrew_scrapy.data.align import ValueMatchConfig
+
+    nodes = ["The Overton Window: A Thriller by the famous author"]
+    values = {"title": ["The Overton Window: A Thriller"]}
+    # 30 of 51 characters (< 60%) and 4 extra words: not a match
+    assert match_values(nodes, values)[0] == [0]
+    assert match_values(nodes, values, ValueMatchConfig(min_ratio=0.5))[0] == [1]
+    assert match_values(["ISBN-13: 9780316125581"], {"isbn": ["9780316125581"]},
+                        ValueMatchConfig(allow_contains=False))[0] == [0]
+
+
+def test_match_values_unescapes_and_ignores_null():
+    labels, attrs = match_values(["Lantern & Sons", "<NULL>", "x"],
+                                 {"publisher": ["Lantern &amp; Sons"], "date": ["<NULL>", ""]})
+    assert labels == [1, 0, 0]
+    assert attrs == [["publisher"], [], []]
+
+
+def test_node_carrying_two_attributes_keeps_both():
+    labels, attrs = match_values(["Northwind"], {"publisher": ["Northwind"], "brand": ["northwind"]})
+    assert labels == [1] and attrs == [["publisher", "brand"]]
+
+
+def test_word_f1_multiset():
+    assert word_f1("a a b", "a b b") == (2 / 3, 2 / 3, 2 / 3)
+    assert word_f1("", "") == (1.0, 1.0, 1.0)
+    assert word_f1("x", "") == (0.0, 0.0, 0.0)
+    assert word_f1("Hello, WORLD!", "hello world") == (1.0, 1.0, 1.0)
+    p, r, f = word_f1("the cat", "the cat sat down")
+    assert (p, r) == (1.0, 0.5) and abs(f - 2 / 3) < 1e-12

@@ -1,0 +1,132 @@
+"""Metrics, baselines and `edrew evaluate` on the tiny fixtures (trafilatura and readability included)."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from edrew_scrapy import evaluate as ev
+from edrew_scrapy.baselines import ReTPSBaseline, split_retps
+from edrew_scrapy.data import swde, wcxb
+
+DATA = Path(__file__).parent / "fixtures" / "data"
+
+
+def test_node_counts_and_prf():
+    assert ev.node_counts([1, 1, 0, 0, 1], [1, 0, 1, 0, 1]) == (2, 1, 1)
+    p, r, f = ev.prf(2, 1, 1)
+    assert (p, r) == (2 / 3, 2 / 3) and abs(f - 2 / 3) < 1e-12
+    assert ev.prf(0, 0, 0) == (1.0, 1.0, 1.0)
+    assert ev.prf(0, 3, 0) == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError):
+        ev.node_counts([1, 0], [1])
+
+
+def test_summarize_micro_nodes_and_mean_words():
+    rs = [ev.PageResult("1", "article", "x", 1.0, 1.0, 1.0, 2, 0, 0, 5),
+          ev.PageResult("2", "article", "x", 0.5, 0.5, 0.5, 0, 2, 2, 5),
+          ev.PageResult("3", "forum", "x", 0.0, 0.0, 0.0, 0, 0, 1, 5)]
+    rows = {(r["group"], r["extractor"]): r for r in ev.summarize(rs)}
+    art = rows[("article", "x")]
+    assert art["pages"] == 2 and art["word_f1"] == 0.75
+    assert (art["node_p"], art["node_r"]) == (0.5, 0.5)
+    assert rows[("ALL", "x")]["pages"] == 3 and rows[("ALL", "x")]["fn"] == 3
+    assert list(ev.summarize(rs))[-1]["group"] == "ALL"
+
+
+def test_split_retps_tokens():
+    assert split_retps("<#CNT><#SEP>p|34<#SEP>div|21") == ["<#CNT>", "p|34", "div|21"]
+
+
+@pytest.mark.parametrize("name", ["svm", "tree", "nb", "knn"])
+def test_baselines_fit_and_predict(name):
+    pages = list(wcxb.iter_pages(DATA / "wcxb"))
+    model = ReTPSBaseline(name, min_df=1).fit(pages)
+    pred = model.predict(pages[0].page)
+    assert pred.shape == (len(pages[0].page.nodes),)
+    assert set(np.unique(pred)) <= {0, 1}
+
+
+def test_baseline_with_one_class_predicts_it():
+    pages = list(wcxb.iter_pages(DATA / "wcxb", ids=["0001"]))
+    pages[0].labels = [0] * len(pages[0].labels)
+    assert ReTPSBaseline("svm").fit(pages).predict(pages[0].page).sum() == 0
+
+
+def test_evaluate_pages_with_trafilatura_readability_and_oracle():
+    pytest.importorskip("trafilatura")
+    pytest.importorskip("readability")
+    pages = list(wcxb.iter_pages(DATA / "wcxb"))
+    extractors = {"oracle": ev.oracle_extractor, "trafilatura": ev.trafilatura_extractor,
+                  "readability": ev.readability_extractor}
+    results = ev.evaluate_pages(pages, extractors, progress=False)
+    assert len(results) == 9
+    rows = {(r["group"], r["extractor"]): r for r in ev.summarize(results)}
+    assert rows[("ALL", "oracle")]["node_f1"] == 1.0
+    assert rows[("ALL", "oracle")]["word_f1"] > 0.95
+    for name in ("trafilatura", "readability"):
+        row = rows[("ALL", name)]
+        assert 0.0 <= row["word_f1"] <= 1.0 and 0.0 <= row["node_f1"] <= 1.0
+    # trafilatura finds the article's body on this simple page
+    assert rows[("article", "trafilatura")]["word_r"] > 0.5
+
+
+def test_reference_text_per_dataset():
+    lp = next(swde.iter_pages(DATA / "swde"))
+    ref = ev.reference_text(lp)
+    assert "River Maps" in ref and "Ines Vale" in ref
+    w = next(wcxb.iter_pages(DATA / "wcxb"))
+    assert ev.reference_text(w) == w.meta["main_content"]
+
+
+def test_scorer_extractor_thresholds_probabilities():
+    lp = next(wcxb.iter_pages(DATA / "wcxb"))
+
+    class FakeScorer:
+        threshold = 0.5
+
+        def score(self, pages):
+            return [np.array([0.9 if y else 0.1 for y in lp.labels], dtype=np.float32)]
+
+    text, pred = ev.scorer_extractor(FakeScorer())(lp)
+    assert pred == lp.labels and text == lp.relevant_text
+    _, none = ev.scorer_extractor(FakeScorer(), threshold=0.95)(lp)
+    assert sum(none) == 0
+
+
+def test_cli_evaluate_wcxb_writes_table_json_csv_and_chart(tmp_path, capsys):
+    from edrew_scrapy.cli import main
+
+    out = tmp_path / "out"
+    rc = main(["evaluate", "--dataset", "wcxb", str(DATA / "wcxb"), "--folds", "2", "--baselines", "nb,tree",
+               "--out", str(out), "--no-progress"])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    for word in ("trafilatura", "readability", "oracle", "nb", "tree", "article", "ALL"):
+        assert word in printed
+    summary = json.loads((out / "summary.json").read_text())
+    extractors = {r["extractor"] for r in summary["summary"]}
+    assert extractors == {"oracle", "trafilatura", "readability", "nb", "tree"}
+    assert (out / "summary.csv").read_text().startswith("extractor,group,pages")
+    assert (out / "pages.csv").exists()
+    assert (out / "chart.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cli_evaluate_swde_cross_site_from_env(tmp_path, capsys, monkeypatch):
+    from edrew_scrapy.cli import main
+
+    monkeypatch.setenv("EDREW_SWDE", str(DATA / "swde"))
+    rc = main(["evaluate", "--dataset", "swde", "--split", "cross-site", "--extractors", "oracle",
+               "--baselines", "svm", "--out", str(tmp_path), "--no-progress"])
+    assert rc == 0
+    rows = json.loads((tmp_path / "summary.json").read_text())["summary"]
+    groups = {r["group"] for r in rows}
+    assert groups == {"inkwell", "paperhouse", "ALL"}
+
+
+def test_cli_evaluate_needs_a_path(monkeypatch):
+    from edrew_scrapy.cli import main
+
+    monkeypatch.delenv("EDREW_WCXB", raising=False)
+    with pytest.raises(SystemExit, match="EDREW_WCXB"):
+        main(["evaluate", "--dataset", "wcxb"])
