@@ -1,0 +1,44 @@
+"""``ADDONS = {"edrew_scrapy.Addon": 500}``: everything the plugin needs, in one setting."""
+from __future__ import annotations
+
+from scrapy.utils.misc import load_object
+
+from .middleware import EdrewDownloaderMiddleware
+from .pipeline import EdrewSpiderMiddleware
+from .settings import DEFAULTS
+
+# Below RetryMiddleware (550), HttpCompressionMiddleware (590) and RedirectMiddleware (600), so their
+# process_response runs first: pages arrive decompressed, and redirects and retried errors are never
+# serialised.
+DOWNLOADER_MIDDLEWARE_PRIORITY = 540
+# Next to the spider: the relevant-content items then flow through every other spider middleware,
+# just as if the spider had yielded them.
+SPIDER_MIDDLEWARE_PRIORITY = 950
+
+
+def _setdefault_component(settings, name: str, cls: type, priority: int) -> None:
+    """Add `cls` to a component dict unless the project already lists it (even as None or a path)."""
+    if hasattr(settings, "setdefault_in_component_priority_dict"):  # Scrapy >= 2.13
+        settings.setdefault_in_component_priority_dict(name, cls, priority)
+        return
+    components = settings.getdict(name)
+    if any(load_object(key) is cls if isinstance(key, str) else key is cls for key in components):
+        return
+    components[cls] = priority
+    settings.set(name, components, settings.getpriority(name) or 0)
+
+
+class Addon:
+    """Enable the EDREW downloader and spider middlewares and set the EDREW_ defaults.
+
+    Every value is set at "addon" priority or only when missing, so a project's own EDREW_ settings
+    and component priorities (including None to disable one) always win.
+    """
+
+    def update_settings(self, settings) -> None:
+        for name, value in DEFAULTS.items():
+            settings.setdefault(name, value, "addon")
+        _setdefault_component(settings, "DOWNLOADER_MIDDLEWARES", EdrewDownloaderMiddleware,
+                              DOWNLOADER_MIDDLEWARE_PRIORITY)
+        _setdefault_component(settings, "SPIDER_MIDDLEWARES", EdrewSpiderMiddleware,
+                              SPIDER_MIDDLEWARE_PRIORITY)

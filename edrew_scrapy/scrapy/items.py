@@ -1,0 +1,49 @@
+"""The items the add-on exports, and the context a custom builder receives.
+
+Dataclasses rather than scrapy.Item: itemadapter and every feed exporter handle them, and their
+fields are typed and documented in one place.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+
+@dataclass
+class PageItem:
+    """EDREW_ITEMS = "page": the relevant content of one page."""
+
+    url: str
+    title: str
+    text: str                       # the relevant contents in document order, one per line
+    nodes: List[Dict[str, Any]] = field(default_factory=list)  # [{content, score, path}]
+    images: List[str] = field(default_factory=list)            # images inside relevant nodes
+
+
+@dataclass
+class NodeItem:
+    """EDREW_ITEMS = "node": one relevant text node."""
+
+    url: str
+    title: str
+    content: str
+    score: float
+    path: str                       # XPath of the element in the page
+    index: int                      # position among the page's nodes (document order)
+    images: List[str] = field(default_factory=list)
+
+
+@dataclass
+class PageContext:
+    """What EDREW_BUILDER gets next to the list of relevant contents.
+
+    `extraction` is the extract() result (relevant nodes with scores, paths and images), `page` the
+    serialized Page with every node, `response` the Scrapy response the spider processed.
+    """
+
+    url: str
+    title: str
+    extraction: Any
+    page: Any
+    response: Any
+    spider: Optional[Any] = None

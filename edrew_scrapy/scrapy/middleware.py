@@ -1,0 +1,172 @@
+"""Downloader middleware: serialise each HTML response into its reTPS text nodes.
+
+The Page lands in ``response.meta["edrew_page"]`` (Response has __slots__, and meta survives the
+``response.replace()`` calls of later middlewares), where spider callbacks can read it and where
+EdrewSpiderMiddleware picks it up to score it. Serialising is pure-Python CPU work, so it runs in a
+small thread pool and the reactor keeps downloading meanwhile.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Optional
+
+from scrapy import signals
+from scrapy.http import TextResponse
+from twisted.internet.defer import Deferred
+
+from .settings import EdrewSettings
+from .stats import EdrewStats
+
+logger = logging.getLogger(__name__)
+
+META_KEY = "edrew_page"
+OPT_OUT_KEY = "edrew"
+
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/vnd.wap.xhtml+xml"})
+# Servers that do not know what they send say one of these; the body decides then.
+_GENERIC_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream", "text/plain",
+                            "application/unknown", "application/x-unknown", "unknown/unknown"})
+# An HTML document starts (after a BOM, blanks and comments) with a doctype or one of these tags.
+_SNIFF = re.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:<!--.*?-->\s*|<\?xml[^>]*>\s*)*"
+                    rb"<(?:!doctype\s+html|html|head|body|meta|title)[\s>/]", re.I | re.S)
+
+
+def is_html(response) -> bool:
+    """HTML by its Content-Type, or by its first bytes when the type is missing or generic."""
+    ctype = response.headers.get(b"Content-Type") or b""
+    mime = ctype.split(b";", 1)[0].strip().lower().decode("latin-1")
+    if mime in _HTML_TYPES:
+        return True
+    return mime in _GENERIC_TYPES and _SNIFF.match(response.body[:4096]) is not None
+
+
+def asyncio_in_use() -> bool:
+    """Whether awaitables in Scrapy coroutines must be asyncio futures (else Twisted Deferreds)."""
+    try:
+        from scrapy.utils.asyncio import is_asyncio_available  # Scrapy >= 2.14
+    except ImportError:
+        from scrapy.utils.reactor import is_asyncio_reactor_installed
+
+        return is_asyncio_reactor_installed()
+    return is_asyncio_available()
+
+
+class WorkerPool:
+    """A bounded pool of worker threads; with 0 threads the work runs inline on the reactor thread.
+
+    A pool of our own rather than the reactor's: that one also resolves DNS, and a crawl that
+    serialises many pages must not queue its name lookups behind them.
+    """
+
+    def __init__(self, threads: int, name: str):
+        self._executor = ThreadPoolExecutor(threads, thread_name_prefix=name) if threads > 0 else None
+
+    async def run(self, func: Callable[..., Any], *args: Any) -> Any:
+        if self._executor is None:
+            return func(*args)
+        future = self._executor.submit(func, *args)
+        if asyncio_in_use():
+            return await asyncio.wrap_future(future)
+        from twisted.internet import reactor
+
+        d: Deferred = Deferred()
+        future.add_done_callback(lambda f: reactor.callFromThread(_settle, d, f))
+        return await d
+
+    def stop(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _settle(d: Deferred, future) -> None:
+    exc = future.exception()
+    if exc is not None:
+        d.errback(exc)
+    else:
+        d.callback(future.result())
+
+
+class EdrewDownloaderMiddleware:
+    """Attach the serialised Page of every HTML response to its meta.
+
+    Skipped, counted under edrew/skipped/<reason> and logged once per reason: requests with
+    ``meta["edrew"] = False`` (opt-out), non-HTML responses (not-html), error statuses the spider
+    would not see (http-status), bodies over EDREW_MAX_PAGE_BYTES (too-large), and documents with
+    no text (the serializer's reasons: empty, binary, no-text).
+    """
+
+    def __init__(self, crawler, conf: EdrewSettings):
+        self.crawler = crawler
+        self.conf = conf
+        self.stats = EdrewStats(crawler.stats, logger)
+        self._allowed_statuses = set(crawler.settings.getlist("HTTPERROR_ALLOWED_CODES"))
+        self._allow_all_statuses = crawler.settings.getbool("HTTPERROR_ALLOW_ALL")
+        self.pool = WorkerPool(conf.threads, "edrew-serializer")
+        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler, EdrewSettings.from_settings(crawler.settings))
+
+    def spider_closed(self, spider) -> None:
+        self.pool.stop()
+
+    async def process_response(self, request, response, spider=None):
+        reason = self._skip_reason(request, response)
+        if reason is not None:
+            self.stats.skip(reason, response.url, self._skip_detail(reason, response))
+            return response
+        try:
+            page = await self.pool.run(_serialize, response)
+        except Exception as exc:  # the serializer should never raise; a crawl must not stop if it does
+            self.stats.error(response.url, "serialise", exc)
+            return response
+        if page.skipped:
+            self.stats.skip(page.skipped, response.url)
+        else:
+            self.stats.inc("pages")
+        request.meta[META_KEY] = page
+        return response
+
+    def _skip_reason(self, request, response) -> Optional[str]:
+        if request.meta.get(OPT_OUT_KEY, True) is False:
+            return "opt-out"
+        if not 200 <= response.status < 300 and not self._status_allowed(request, response.status):
+            return "http-status"
+        if not is_html(response):
+            return "not-html"
+        if self.conf.max_page_bytes and len(response.body) > self.conf.max_page_bytes:
+            return "too-large"
+        return None
+
+    def _status_allowed(self, request, status: int) -> bool:
+        # The statuses that HttpErrorMiddleware lets through to the spider: only those get items.
+        meta = request.meta
+        if meta.get("handle_httpstatus_all") or self._allow_all_statuses:
+            return True
+        if "handle_httpstatus_list" in meta:
+            return status in meta["handle_httpstatus_list"]
+        spider = getattr(self.crawler, "spider", None)
+        return status in self._allowed_statuses or status in getattr(spider, "handle_httpstatus_list", ())
+
+    def _skip_detail(self, reason: str, response) -> str:
+        if reason == "too-large":
+            return f"{len(response.body)} bytes > EDREW_MAX_PAGE_BYTES={self.conf.max_page_bytes}"
+        if reason == "not-html":
+            return (response.headers.get(b"Content-Type") or b"no Content-Type").decode("latin-1")
+        if reason == "http-status":
+            return f"HTTP {response.status}"
+        return ""
+
+
+def _serialize(response):
+    from ..serializer import serialize
+
+    if isinstance(response, TextResponse):
+        # The text the spider's selectors see, decoded once by Scrapy's own rules and cached.
+        return serialize(response.text, url=response.url)
+    ctype = response.headers.get(b"Content-Type")
+    return serialize(response.body, encoding=ctype.decode("latin-1") if ctype else None, url=response.url)

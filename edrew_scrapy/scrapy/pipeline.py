@@ -1,0 +1,183 @@
+"""The scoring stage: score each page's nodes, keep the relevant ones, emit items.
+
+It is a spider middleware, not an ITEM_PIPELINES component, for three reasons:
+
+* ``process_spider_output`` gets the response next to the spider's output, so every page the spider
+  processes yields its relevant content, and the spider itself needs no change;
+* one page may become many items (EDREW_ITEMS = "node", or a builder that returns a list), and an
+  item pipeline can only turn one item into one item;
+* no internal page object ever travels through the user's item pipelines or reaches a feed: what
+  leaves this stage is the export item, and the spider's own items pass through untouched.
+
+Scoring runs on a worker thread, one model call at a time; pages that arrive while a call runs wait
+and go into the next call together (up to EDREW_BATCH_PAGES), so batches grow with the load.
+"""
+from __future__ import annotations
+
+import logging
+from collections import deque
+from typing import Any, Callable, Deque, List, Optional, Sequence, Tuple
+
+from itemadapter import ItemAdapter
+from scrapy import signals
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from twisted.internet.defer import Deferred
+
+from .items import NodeItem, PageContext, PageItem
+from .middleware import META_KEY, WorkerPool
+from .settings import EdrewSettings
+from .stats import EdrewStats
+
+logger = logging.getLogger(__name__)
+
+
+def load_scorer(conf: EdrewSettings):
+    """The model named by EDREW_MODEL / EDREW_BACKEND; a ModelError names the file at fault."""
+    from ..model.scorer import load_model
+
+    return load_model(conf.model, backend=conf.backend)
+
+
+class Batcher:
+    """Queue pages and score them in batches, one model call in flight at a time.
+
+    `score` runs on the worker pool and returns, for each page it was given, its result or the
+    exception that page raised, so one bad page never fails the others. One call at a time also
+    because a Scorer's caches are not meant to be shared between threads.
+    """
+
+    def __init__(self, score: Callable[[Sequence[Any]], List[Any]], pool: WorkerPool, max_pages: int):
+        self._score = score
+        self._pool = pool
+        self._max = max_pages
+        self._queue: Deque[Tuple[Any, Deferred]] = deque()
+        self._draining = False
+        self._drainer: Optional[Deferred] = None  # a reference keeps the asyncio task alive
+
+    async def score(self, page) -> Any:
+        """The page's result (or exception), once a batch that holds it has been scored."""
+        waiter: Deferred = Deferred()
+        self._queue.append((page, waiter))
+        if not self._draining:
+            self._draining = True
+            self._drainer = deferred_from_coro(self._drain())
+        return await maybe_deferred_to_future(waiter)
+
+    async def _drain(self) -> None:
+        try:
+            while self._queue:
+                batch = [self._queue.popleft() for _ in range(min(self._max, len(self._queue)))]
+                try:
+                    results = await self._pool.run(self._score, [page for page, _ in batch])
+                except Exception as exc:  # `score` isolates pages itself; this is a last resort
+                    results = [exc] * len(batch)
+                for (_, waiter), result in zip(batch, results):
+                    waiter.callback(result)
+        finally:
+            self._draining = False
+
+
+class EdrewSpiderMiddleware:
+    """After the spider's own output for a response, yield the relevant content of its page."""
+
+    def __init__(self, crawler, conf: EdrewSettings, scorer):
+        self.crawler = crawler
+        self.conf = conf
+        self.scorer = scorer
+        self.stats = EdrewStats(crawler.stats, logger)
+        self.pool = WorkerPool(1 if conf.threads else 0, "edrew-scorer")
+        self.batcher = Batcher(self._score_pages, self.pool, conf.batch_pages)
+        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        conf = EdrewSettings.from_settings(crawler.settings)
+        try:
+            scorer = load_scorer(conf)
+        except Exception as exc:
+            # Stop before the first request: a crawl without its model would export nothing useful.
+            logger.error("EDREW cannot load its model (EDREW_MODEL=%r, EDREW_BACKEND=%r): %s",
+                         conf.model, conf.backend, exc)
+            raise
+        threshold = conf.threshold if conf.threshold is not None else scorer.threshold
+        logger.info("EDREW scoring with the model %s (backend %s), threshold %.3f, EDREW_ITEMS=%s%s",
+                    getattr(scorer, "directory", None) or conf.model or "models/default", conf.backend,
+                    threshold, conf.items,
+                    f", builder {getattr(conf.builder, '__qualname__', conf.builder)}" if conf.builder else "")
+        return cls(crawler, conf, scorer)
+
+    def spider_closed(self, spider) -> None:
+        self.pool.stop()
+
+    async def process_spider_output(self, response, result, spider=None):
+        async for output in result:
+            yield output
+        page = response.meta.get(META_KEY) if response.request is not None else None
+        if page is None or not page.nodes:
+            return
+        extraction = await self.batcher.score(page)
+        if isinstance(extraction, Exception):
+            self.stats.error(response.url, "score", extraction)
+            return
+        self.stats.inc("nodes", len(page.nodes))
+        self.stats.inc("relevant_nodes", len(extraction.nodes))
+        try:
+            items = self.build_items(extraction, page, response)
+        except Exception as exc:
+            self.stats.error(response.url, "build items for", exc)
+            return
+        if not items:
+            self.stats.skip("no-relevant-content" if not extraction.nodes else "builder-empty", response.url)
+        for item in items:
+            self.stats.inc("items")
+            yield item
+
+    def build_items(self, extraction, page, response) -> list:
+        url = response.url
+        title = extraction.title or page.title or ""
+        if self.conf.builder is not None:
+            context = PageContext(url=url, title=title, extraction=extraction, page=page,
+                                  response=response, spider=getattr(self.crawler, "spider", None))
+            return _as_items(self.conf.builder([n.content for n in extraction.nodes], context))
+        if not extraction.nodes:
+            return []
+        if self.conf.items == "node":
+            return [NodeItem(url=url, title=title, content=n.content, score=round(float(n.score), 4),
+                             path=n.path, images=list(n.images)) for n in extraction.nodes]
+        return [PageItem(
+            url=url, title=title, text="\n".join(n.content for n in extraction.nodes),
+            nodes=[{"content": n.content, "score": round(float(n.score), 4), "path": n.path}
+                   for n in extraction.nodes],
+            images=list(extraction.images),
+        )]
+
+    def _score_pages(self, pages: Sequence[Any]) -> List[Any]:
+        """Worker thread: extract() on the whole batch, then page by page if the batch fails."""
+        from ..extract import extract
+
+        try:
+            return list(extract(list(pages), scorer=self.scorer, threshold=self.conf.threshold))
+        except Exception:
+            if len(pages) == 1:
+                return [_exception_of(extract, pages[0], self.scorer, self.conf.threshold)]
+        return [_exception_of(extract, page, self.scorer, self.conf.threshold) for page in pages]
+
+
+def _exception_of(extract, page, scorer, threshold):
+    try:
+        return extract([page], scorer=scorer, threshold=threshold)[0]
+    except Exception as exc:
+        return exc
+
+
+def _as_items(output) -> list:
+    if output is None:
+        return []
+    if ItemAdapter.is_item(output):
+        return [output]
+    items = list(output)
+    for item in items:
+        if not ItemAdapter.is_item(item):
+            raise TypeError(f"EDREW_BUILDER must return an item, a list of items or None, "
+                            f"got {type(item).__name__}")
+    return items

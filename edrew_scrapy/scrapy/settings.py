@@ -1,0 +1,81 @@
+"""The EDREW_ settings: their defaults, and one parsed, validated view of them per crawler.
+
+The add-on writes DEFAULTS at "addon" priority, so a project or spider value always wins; the
+components read settings through `EdrewSettings.from_settings`, which also works when they are
+enabled by hand without the add-on.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.misc import load_object
+
+DEFAULTS = {
+    "EDREW_ENABLED": True,
+    "EDREW_MODEL": None,            # None: the model shipped with the package (models/default)
+    "EDREW_BACKEND": "native",      # native | allennlp
+    "EDREW_THRESHOLD": None,        # None: the threshold written in the model card
+    "EDREW_ITEMS": "page",          # page | node
+    "EDREW_BUILDER": None,          # dotted path (or callable): builder(contents, context) -> item(s)
+    "EDREW_MAX_PAGE_BYTES": 5 * 1024 * 1024,  # 0: no limit
+    "EDREW_BATCH_PAGES": 8,         # pages scored together in one model call, at most
+    "EDREW_THREADS": 2,             # serialisation threads; 0 runs it on the reactor thread
+}
+
+ITEM_MODES = ("page", "node")
+BACKENDS = ("native", "allennlp")
+
+
+@dataclass(frozen=True)
+class EdrewSettings:
+    enabled: bool
+    model: Optional[str]
+    backend: str
+    threshold: Optional[float]
+    items: str
+    builder: Optional[Callable[..., Any]]
+    max_page_bytes: int
+    batch_pages: int
+    threads: int
+
+    @classmethod
+    def from_settings(cls, settings) -> "EdrewSettings":
+        """Read and check the EDREW_ settings; raises NotConfigured when EDREW_ENABLED is false.
+
+        Wrong values raise ValueError at start-up instead of failing on the first page.
+        """
+        if not settings.getbool("EDREW_ENABLED", DEFAULTS["EDREW_ENABLED"]):
+            raise NotConfigured
+        items = str(settings.get("EDREW_ITEMS") or DEFAULTS["EDREW_ITEMS"]).lower()
+        if items not in ITEM_MODES:
+            raise ValueError(f"EDREW_ITEMS must be one of {', '.join(ITEM_MODES)}, not {items!r}")
+        backend = str(settings.get("EDREW_BACKEND") or DEFAULTS["EDREW_BACKEND"]).lower()
+        if backend not in BACKENDS:
+            raise ValueError(f"EDREW_BACKEND must be one of {', '.join(BACKENDS)}, not {backend!r}")
+        threshold = settings.get("EDREW_THRESHOLD")
+        if threshold not in (None, ""):
+            threshold = float(threshold)
+            if not 0.0 <= threshold <= 1.0:
+                raise ValueError(f"EDREW_THRESHOLD must lie in [0, 1], not {threshold}")
+        else:
+            threshold = None
+        builder = settings.get("EDREW_BUILDER") or None
+        if builder is not None:
+            builder = load_object(builder) if isinstance(builder, str) else builder
+            if not callable(builder):
+                raise ValueError(f"EDREW_BUILDER must name a callable, not {builder!r}")
+        model = settings.get("EDREW_MODEL") or None
+        return cls(
+            enabled=True,
+            model=str(Path(model).expanduser()) if model else None,
+            backend=backend,
+            threshold=threshold,
+            items=items,
+            builder=builder,
+            max_page_bytes=max(0, settings.getint("EDREW_MAX_PAGE_BYTES", DEFAULTS["EDREW_MAX_PAGE_BYTES"])),
+            batch_pages=max(1, settings.getint("EDREW_BATCH_PAGES", DEFAULTS["EDREW_BATCH_PAGES"])),
+            threads=max(0, settings.getint("EDREW_THREADS", DEFAULTS["EDREW_THREADS"])),
+        )

@@ -1,0 +1,110 @@
+"""A generic crawler: start URLs, their links and sitemaps, within the allowed domains.
+
+    scrapy crawl edrew -a urls=https://example.com/,https://example.org/news/ \
+        [-a allowed_domains=example.com,example.org] [-a max_pages=500] [-a sitemaps=0] -O out.jsonl
+
+The spider only finds pages; the EDREW add-on (spiders/settings.py) turns every HTML page the spider
+parses into an item holding its relevant content.
+"""
+from __future__ import annotations
+
+from typing import Iterator, List, Optional, Set
+from urllib.parse import urlsplit
+
+import scrapy
+from scrapy.http import TextResponse
+from scrapy.linkextractors import LinkExtractor
+from scrapy.utils.gz import gunzip
+from scrapy.utils.sitemap import Sitemap
+from w3lib.url import canonicalize_url
+
+# Decompressed sitemaps larger than this are cut off (the sitemap protocol's own limit is 50 MB).
+SITEMAP_MAX_BYTES = 50 * 1024 * 1024
+
+
+def _split(value: Optional[str]) -> List[str]:
+    return [part.strip() for part in (value or "").replace("\n", ",").split(",") if part.strip()]
+
+
+class EdrewSpider(scrapy.Spider):
+    name = "edrew"
+
+    def __init__(self, urls: Optional[str] = None, allowed_domains: Optional[str] = None,
+                 max_pages: Optional[str] = None, sitemaps: str = "1", *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.urls = _split(urls)
+        if not self.urls:
+            raise ValueError("give the start pages: scrapy crawl edrew -a urls=URL1,URL2")
+        for url in self.urls:
+            if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
+                raise ValueError(f"not an http(s) URL: {url!r}")
+        self.allowed_domains = _split(allowed_domains) or sorted({urlsplit(u).hostname for u in self.urls})
+        self.max_pages = int(max_pages) if max_pages else 0
+        self.follow_sitemaps = str(sitemaps).lower() not in ("0", "false", "no", "off")
+        # No allow_domains here: LinkExtractor compares host:port with the domains, and a start URL
+        # such as http://127.0.0.1:8000/ must keep its own links. _page_request filters by host.
+        self.link_extractor = LinkExtractor()
+        self._seen: Set[str] = set()
+
+    async def start(self):
+        for request in self.start_requests():
+            yield request
+
+    def start_requests(self) -> Iterator[scrapy.Request]:
+        for url in self.urls:
+            request = self._page_request(url)
+            if request is not None:
+                yield request
+        if self.follow_sitemaps:
+            origins = dict.fromkeys(f"{urlsplit(u).scheme}://{urlsplit(u).netloc}" for u in self.urls)
+            for origin in origins:
+                yield scrapy.Request(f"{origin}/robots.txt", callback=self.parse_robots, priority=-1)
+                yield scrapy.Request(f"{origin}/sitemap.xml", callback=self.parse_sitemap, priority=-1)
+
+    def parse(self, response):
+        if not isinstance(response, TextResponse):
+            return
+        for link in self.link_extractor.extract_links(response):
+            request = self._page_request(link.url)
+            if request is not None:
+                yield request
+
+    def parse_robots(self, response):
+        if not isinstance(response, TextResponse):
+            return
+        for line in response.text.splitlines():
+            name, _, value = line.partition(":")
+            if name.strip().lower() == "sitemap" and value.strip():
+                yield scrapy.Request(response.urljoin(value.strip()), callback=self.parse_sitemap, priority=-1)
+
+    def parse_sitemap(self, response):
+        body = response.body
+        if body[:2] == b"\x1f\x8b":
+            body = gunzip(body, max_size=SITEMAP_MAX_BYTES)
+        if b"<urlset" not in body[:2048] and b"<sitemapindex" not in body[:2048]:
+            self.logger.info("Not a sitemap: %s", response.url)
+            return
+        sitemap = Sitemap(body)
+        for entry in sitemap:
+            # Sloppy sitemaps use relative locations; resolving them costs nothing.
+            url = response.urljoin(entry["loc"])
+            if sitemap.type == "sitemapindex":
+                yield scrapy.Request(url, callback=self.parse_sitemap, priority=-1)
+            else:
+                request = self._page_request(url)
+                if request is not None:
+                    yield request
+
+    def _page_request(self, url: str) -> Optional[scrapy.Request]:
+        """A request for a page not requested before, in the allowed domains, within max_pages."""
+        key = canonicalize_url(url)
+        if key in self._seen or not self._in_allowed_domains(url):
+            return None
+        if self.max_pages and len(self._seen) >= self.max_pages:
+            return None
+        self._seen.add(key)
+        return scrapy.Request(url, callback=self.parse)
+
+    def _in_allowed_domains(self, url: str) -> bool:
+        host = (urlsplit(url).hostname or "").lower()
+        return any(host == d or host.endswith("." + d) for d in map(str.lower, self.allowed_domains))

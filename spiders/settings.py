@@ -1,0 +1,20 @@
+"""Settings of the bundled project; any of them can be overridden with ``scrapy crawl edrew -s NAME=VALUE``."""
+
+BOT_NAME = "edrew"
+SPIDER_MODULES = ["spiders"]
+NEWSPIDER_MODULE = "spiders"
+
+# The whole plugin: downloader middleware, scoring stage and the EDREW_ defaults (see docs/scrapy.md).
+ADDONS = {"edrew_scrapy.Addon": 500}
+
+ROBOTSTXT_OBEY = True
+USER_AGENT = "edrew-scrapy/0.1 (relevant-content crawler; Scrapy)"
+CONCURRENT_REQUESTS = 16
+CONCURRENT_REQUESTS_PER_DOMAIN = 4
+# A generic crawler should not hang on one slow server.
+DOWNLOAD_TIMEOUT = 30
+RETRY_TIMES = 1
+
+FEED_EXPORT_ENCODING = "utf-8"
+TELNETCONSOLE_ENABLED = False
+LOG_LEVEL = "INFO"

@@ -1,0 +1,222 @@
+"""The Scrapy glue without a crawl: settings, add-on wiring, the downloader middleware, the spider."""
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+
+import pytest
+from scrapy import Request
+from scrapy.exceptions import NotConfigured
+from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.settings import Settings
+from scrapy.utils.test import get_crawler
+
+from edrew_scrapy.scrapy import Addon, EdrewDownloaderMiddleware, EdrewSpiderMiddleware
+from edrew_scrapy.scrapy.middleware import META_KEY, is_html
+from edrew_scrapy.scrapy.settings import DEFAULTS, EdrewSettings
+from spiders.edrew import EdrewSpider
+
+from conftest import ROOT
+
+ARTICLE = (b"<!DOCTYPE html><html><head><title>A page</title></head><body>"
+           b"<nav><a href='/'>Home</a></nav><article><h1>Heading</h1>"
+           b"<p>The first paragraph of the article has enough words to be text.</p></article></body></html>")
+
+
+def resolve(coro):
+    """Run a coroutine that never has to wait (EDREW_THREADS=0 serialises inline)."""
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value
+    raise AssertionError("the coroutine waited for something")
+
+
+def downloader_mw(**settings):
+    crawler = get_crawler(settings_dict={"EDREW_THREADS": 0, **settings})
+    return crawler, EdrewDownloaderMiddleware.from_crawler(crawler)
+
+
+def response(url="http://example.com/a", body=ARTICLE, headers=None, status=200, cls=HtmlResponse, meta=None):
+    request = Request(url, meta=meta or {})
+    kwargs = {"encoding": "utf-8"} if issubclass(cls, TextResponse) else {}
+    headers = {"Content-Type": "text/html; charset=utf-8"} if headers is None else headers
+    return request, cls(url=url, body=body, headers=headers, status=status, request=request, **kwargs)
+
+
+def stat(crawler, key):
+    return crawler.stats.get_value("edrew/" + key)
+
+
+# ---------------------------------------------------------------- settings and add-on
+
+def test_disabled_components_raise_not_configured():
+    crawler = get_crawler(settings_dict={"EDREW_ENABLED": False})
+    with pytest.raises(NotConfigured):
+        EdrewDownloaderMiddleware.from_crawler(crawler)
+    with pytest.raises(NotConfigured):
+        EdrewSpiderMiddleware.from_crawler(crawler)
+
+
+@pytest.mark.parametrize("name,value,message", [
+    ("EDREW_ITEMS", "rows", "EDREW_ITEMS"),
+    ("EDREW_BACKEND", "tensorflow", "EDREW_BACKEND"),
+    ("EDREW_THRESHOLD", 1.5, "EDREW_THRESHOLD"),
+    ("EDREW_BUILDER", "json.__doc__", "callable"),
+])
+def test_wrong_settings_fail_at_start(name, value, message):
+    with pytest.raises(ValueError, match=message):
+        EdrewSettings.from_settings(Settings({name: value}))
+
+
+def test_settings_defaults_and_builder_path():
+    conf = EdrewSettings.from_settings(Settings({"EDREW_BUILDER": "json.dumps", "EDREW_THRESHOLD": "0.7"}))
+    import json
+
+    assert conf.builder is json.dumps and conf.threshold == 0.7
+    assert conf.items == "page" and conf.backend == "native" and conf.model is None
+    assert conf.max_page_bytes == DEFAULTS["EDREW_MAX_PAGE_BYTES"] and conf.threads == DEFAULTS["EDREW_THREADS"]
+
+
+def test_addon_wires_components_at_addon_priority():
+    settings = Settings({"EDREW_ITEMS": "node"}, priority="project")
+    Addon().update_settings(settings)
+    downloader = settings.getdict("DOWNLOADER_MIDDLEWARES")
+    spider = settings.getdict("SPIDER_MIDDLEWARES")
+    assert downloader[EdrewDownloaderMiddleware] == 540
+    assert spider[EdrewSpiderMiddleware] == 950
+    assert settings["EDREW_ITEMS"] == "node"  # the project's value wins
+    for name in set(DEFAULTS) - {"EDREW_ITEMS"}:
+        assert settings.getpriority(name) == 15, name  # "addon"
+
+
+def test_addon_keeps_a_projects_own_choice_of_priority_or_none():
+    path = "edrew_scrapy.scrapy.middleware.EdrewDownloaderMiddleware"
+    settings = Settings({"DOWNLOADER_MIDDLEWARES": {path: None}})
+    Addon().update_settings(settings)
+    assert settings.getdict("DOWNLOADER_MIDDLEWARES") == {path: None}
+
+
+def test_addon_in_a_real_crawler():
+    crawler = get_crawler(settings_dict={"ADDONS": {"edrew_scrapy.Addon": 500}})
+    crawler._apply_settings() if hasattr(crawler, "_apply_settings") else None
+    assert any(getattr(k, "__name__", k).endswith("EdrewSpiderMiddleware")
+               for k in crawler.settings.getdict("SPIDER_MIDDLEWARES"))
+
+
+def test_import_is_light():
+    code = ("import sys, edrew_scrapy; assert 'scrapy' not in sys.modules and 'torch' not in sys.modules;"
+            "print(sorted(edrew_scrapy.__all__))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(sorted(["Addon", "Node", "Page", "extract", "load_model", "serialize"]))
+
+
+# ---------------------------------------------------------------- what counts as HTML
+
+@pytest.mark.parametrize("ctype,body,expected", [
+    ("text/html; charset=utf-8", b"anything", True),
+    ("application/xhtml+xml", b"<?xml version='1.0'?><html/>", True),
+    ("", b"\xef\xbb\xbf  <!-- hi --> <!DOCTYPE html><html>", True),
+    ("application/octet-stream", b"<html lang='en'><body>x</body></html>", True),
+    ("text/plain", b"<head><title>t</title></head>", True),
+    ("text/plain", b"Just text that mentions <html> later.", False),
+    ("application/octet-stream", b"\x89PNG\r\n\x1a\n\x00\x00", False),
+    ("application/json", b'{"html": "<html>"}', False),
+    ("application/pdf", b"%PDF-1.7 <html>", False),
+])
+def test_is_html(ctype, body, expected):
+    headers = {"Content-Type": ctype} if ctype else {}
+    assert is_html(Response("http://example.com/x", body=body, headers=headers)) is expected
+
+
+# ---------------------------------------------------------------- the downloader middleware
+
+def test_html_response_gets_its_page():
+    crawler, mw = downloader_mw()
+    request, resp = response()
+    assert resolve(mw.process_response(request, resp)) is resp
+    page = resp.meta[META_KEY]
+    assert page.url == "http://example.com/a" and page.title == "A page"
+    assert any("first paragraph" in n.content for n in page.nodes)
+    assert stat(crawler, "pages") == 1
+
+
+def test_sniffed_html_without_content_type():
+    crawler, mw = downloader_mw()
+    request, resp = response(headers={}, cls=Response)
+    resolve(mw.process_response(request, resp))
+    assert resp.meta[META_KEY].nodes and stat(crawler, "pages") == 1
+
+
+def test_skips_are_counted_and_logged_once_per_reason(caplog):
+    crawler, mw = downloader_mw(EDREW_MAX_PAGE_BYTES=1000)
+    cases = [  # (request, response, whether a Page is attached)
+        (*response(meta={"edrew": False}), False),                                     # opt-out
+        (*response(url="http://example.com/data.json", body=b"{}", cls=TextResponse,
+                   headers={"Content-Type": "application/json"}), False),            # not-html
+        (*response(url="http://example.com/logo.png", body=b"\x89PNG\r\n", cls=Response,
+                   headers={"Content-Type": "image/png"}), False),                   # not-html
+        (*response(body=ARTICLE.replace(b"</body>", b"<p>" + b"x" * 2000 + b"</p></body>")), False),  # too-large
+        (*response(status=404), False),                                              # http-status
+        (*response(body=b"<html><body>   </body></html>"), True),                    # no-text
+    ]
+    with caplog.at_level(logging.INFO, logger="edrew_scrapy"):
+        for request, resp, attached in cases:
+            assert resolve(mw.process_response(request, resp)) is resp
+            assert (META_KEY in resp.meta) is attached
+    assert stat(crawler, "skipped/opt-out") == 1
+    assert stat(crawler, "skipped/not-html") == 2
+    assert stat(crawler, "skipped/too-large") == 1
+    assert stat(crawler, "skipped/http-status") == 1
+    assert stat(crawler, "skipped/no-text") == 1
+    assert stat(crawler, "pages") is None
+    lines = [r.getMessage() for r in caplog.records if "EDREW skipped" in r.getMessage()]
+    assert len(lines) == 5  # one per reason, not one per page
+    assert any("data.json" in line and "application/json" in line for line in lines)
+    assert any("EDREW_MAX_PAGE_BYTES=1000" in line for line in lines)
+
+
+def test_error_statuses_the_spider_handles_are_serialised():
+    crawler, mw = downloader_mw()
+    request, resp = response(status=404, meta={"handle_httpstatus_list": [404]})
+    resolve(mw.process_response(request, resp))
+    assert resp.meta[META_KEY].nodes
+
+
+# ---------------------------------------------------------------- the bundled spider
+
+def test_spider_arguments_and_start_requests():
+    spider = EdrewSpider(urls="http://a.example:8080/x, http://b.example/", max_pages="3")
+    assert spider.allowed_domains == ["a.example", "b.example"]
+    urls = [r.url for r in spider.start_requests()]
+    assert urls[:2] == ["http://a.example:8080/x", "http://b.example/"]
+    assert "http://a.example:8080/robots.txt" in urls and "http://b.example/sitemap.xml" in urls
+    with pytest.raises(ValueError, match="urls="):
+        EdrewSpider()
+    assert EdrewSpider(urls="http://a.example/", sitemaps="0").follow_sitemaps is False
+
+
+def test_spider_follows_links_in_domain_up_to_max_pages():
+    spider = EdrewSpider(urls="http://a.example/", max_pages="3")
+    list(spider.start_requests())
+    body = (b"<html><body><a href='/one'>1</a><a href='http://other.example/'>o</a><a href='/two'>2</a>"
+            b"<a href='/three'>3</a><a href='/one#frag'>again</a></body></html>")
+    page = HtmlResponse("http://a.example/", body=body, encoding="utf-8")
+    assert [r.url for r in spider.parse(page)] == ["http://a.example/one", "http://a.example/two"]
+
+
+def test_spider_reads_robots_and_sitemaps_with_relative_locations():
+    spider = EdrewSpider(urls="http://a.example/")
+    robots = TextResponse("http://a.example/robots.txt", body=b"User-agent: *\nSitemap: /sitemap.xml\n",
+                          encoding="utf-8")
+    assert [r.url for r in spider.parse_robots(robots)] == ["http://a.example/sitemap.xml"]
+    sitemap = (b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+               b"<url><loc>/news/a.html</loc></url><url><loc>http://other.example/b</loc></url></urlset>")
+    out = list(spider.parse_sitemap(Response("http://a.example/sitemap.xml", body=sitemap)))
+    assert [r.url for r in out] == ["http://a.example/news/a.html"]
+    index = (b'<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+             b"<sitemap><loc>/sitemap-news.xml</loc></sitemap></sitemapindex>")
+    out = list(spider.parse_sitemap(Response("http://a.example/sitemap.xml", body=index)))
+    assert [(r.url, r.callback) for r in out] == [("http://a.example/sitemap-news.xml", spider.parse_sitemap)]
