@@ -46,6 +46,7 @@ class Page:
     n_elements: int = 0
     images: List[str] = field(default_factory=list)
     skipped: Optional[str] = None   # None, "empty", "binary", "no-text"
+    truncated: bool = False         # more than max_elements: the rest of the text is one node
 
     def __len__(self) -> int:
         return len(self.nodes)

@@ -89,6 +89,9 @@ class SerializerConfig:
     max_token_chars: int = 40     # a class name longer than this is cut: keeps the vocabulary bounded
     max_path_depth: int = 100     # deeper elements get a document-order XPath, keeping paths O(1)
     max_image_bubble: int = 3     # an <img> attaches to a text node at most this many levels up
+    # Past this many elements (real pages have a few thousand) the rest of the page is read as
+    # text only, bounding the time a hostile page costs; Page.truncated says so.
+    max_elements: int = 300_000
 
 
 DEFAULT_CONFIG = SerializerConfig()
