@@ -65,23 +65,30 @@ _NO_NODE = frozenset({"title", "head", "#document"})
 class _El:
     """One element of the document while it is being built (the thesis's tree node)."""
 
-    __slots__ = ("name", "parent", "attrs", "segs", "tokens", "position", "depth", "hidden", "path",
-                 "child_counts", "images", "wrapper", "in_head")
+    __slots__ = ("name", "parent", "raw", "attrs", "segs", "tokens", "position", "depth", "hidden",
+                 "path", "step", "child_counts", "images", "wrapper", "in_head")
 
-    def __init__(self, name, parent, attrs, tokens, position, depth, hidden, path, wrapper, in_head):
+    def __init__(self, name, parent, raw, position, depth, hidden, step, wrapper, in_head):
         self.name = name
         self.parent = parent          # index of the parent record, -1 for the document
-        self.attrs = attrs
+        self.raw = raw                # attribute text as written; parsed only for elements that matter
+        self.attrs: Optional[dict] = None
         self.segs: list = []          # text (str) and child record indexes (int), in document order
-        self.tokens = tokens          # this element's enhanced-TPS token group, in written order
+        self.tokens: Optional[list] = None  # enhanced-TPS token group, built when a node needs it
         self.position = position      # countTags when it was opened
         self.depth = depth
         self.hidden = hidden
-        self.path = path
+        self.path: Optional[str] = None  # XPath, built when a node needs it
+        self.step = step              # (XPath name, index among same-name siblings, index in document)
         self.child_counts: Optional[dict] = None
         self.images: Optional[list] = None
         self.wrapper = wrapper        # a wrapper tag with no content of its own (#WT)
         self.in_head = in_head
+
+    def attributes(self) -> dict:
+        if self.attrs is None:
+            self.attrs = parse_attributes(self.raw)
+        return self.attrs
 
 
 def serialize(data: Union[bytes, bytearray, memoryview, str], *, encoding: Optional[str] = None,
@@ -164,7 +171,8 @@ class _Builder:
     def build(self, text: str) -> Page:
         cfg = self.cfg
         els = self.els
-        root = _El("#document", -1, {}, [], 0, 0, False, "", False, False)
+        root = _El("#document", -1, "", 0, 0, False, None, False, False)
+        root.tokens, root.path = [], ""
         els.append(root)
         stack = [0]
         open_counts: dict = {}
@@ -219,8 +227,9 @@ class _Builder:
         self.truncated = True
         els = self.els
         parent = stack[1] if len(stack) > 1 else 0
-        rest = _El("#overflow", parent, {}, [("#overflow", self.count_tags)], self.count_tags,
-                   els[parent].depth + 1, False, els[parent].path + "/*[last()]", False, False)
+        rest = _El("#overflow", parent, "", self.count_tags, els[parent].depth + 1, False, None, False, False)
+        rest.tokens = [("#overflow", self.count_tags)]
+        rest.path = _Paths(els, self.cfg.max_path_depth).of(parent) + "/*[last()]"
         idx = len(els)
         els.append(rest)
         els[parent].segs.append(idx)
@@ -311,27 +320,26 @@ class _Builder:
         els = self.els
         parent_idx = stack[-1]
         parent = els[parent_idx]
-        attrs = parse_attributes(raw_attrs)
         wrapper = name in cfg.wrapper_tags and not has_content
         if not wrapper and name not in cfg.repeating_tags:
             self.count_tags += 1
-        hidden = parent.hidden or _is_hidden(attrs)
-        tokens = [WT_PREFIX + name] if wrapper else self._token_group(name, attrs, hidden)
-        # XPath step: positional among same-name siblings; document-order form when very deep so
-        # that paths stay short whatever the nesting.
+        hidden = parent.hidden
+        attrs = None
+        if not hidden and raw_attrs:
+            low = raw_attrs.lower()
+            if "hidden" in low or "none" in low:  # cheap pre-check before parsing
+                attrs = parse_attributes(raw_attrs)
+                hidden = _is_hidden(attrs)
         key = _xpath_name(name)
         counts = parent.child_counts
         if counts is None:
             counts = parent.child_counts = {}
         k = counts[key] = counts.get(key, 0) + 1
         doc_k = self.doc_counts[key] = self.doc_counts.get(key, 0) + 1
-        depth = parent.depth + 1
-        if depth <= cfg.max_path_depth:
-            path = f"{parent.path}/{key}[{k}]"
-        else:
-            path = f"(//{key})[{doc_k}]"
         in_head = parent.in_head or name == "head"
-        el = _El(name, parent_idx, attrs, tokens, self.count_tags, depth, hidden, path, wrapper, in_head)
+        el = _El(name, parent_idx, raw_attrs, self.count_tags, parent.depth + 1, hidden, (key, k, doc_k),
+                 wrapper, in_head)
+        el.attrs = attrs
         idx = len(els)
         els.append(el)
         parent.segs.append(idx)
@@ -339,10 +347,14 @@ class _Builder:
             stack.append(idx)
             open_counts[name] = open_counts.get(name, 0) + 1
 
-    def _token_group(self, name: str, attrs: dict, hidden: bool) -> list:
+    def token_group(self, el: _El) -> list:
         """<tag><id><classes><properties> for one element (the content tokens come per node)."""
+        if el.wrapper:
+            return [WT_PREFIX + el.name]
         cfg = self.cfg
-        tokens: list = [(name, self.count_tags)]  # rendered as name|bucket once countTags is final
+        attrs = el.attributes()
+        hidden = el.hidden
+        tokens: list = [(el.name, el.position)]  # rendered as name|bucket once countTags is final
         if not attrs:
             return [tokens[0], HIDE] if hidden else tokens
         words = []
@@ -429,6 +441,7 @@ class _NodeBuilder:
         fib = cfg.fibonacci_buckets
         max_tokens = cfg.retps_max_tokens
         currencies = cfg.currency_symbols
+        paths = _Paths(els, cfg.max_path_depth)
         for i in range(1, n):
             el = els[i]
             p = el.parent
@@ -454,7 +467,7 @@ class _NodeBuilder:
             node_of[i] = idx
             nodes.append(Node(
                 index=idx, tag=el.name, content=content, retps=SEP.join(tokens[:max_tokens]),
-                bucket=bucket, parent=near[i], path=el.path or "/", attrs=el.attrs, hidden=el.hidden,
+                bucket=bucket, parent=near[i], path=paths.of(i) or "/", attrs=el.attributes(), hidden=el.hidden,
                 images=imgs, depth=el.depth, link_chars=min(lc, len(content)), position=el.position,
             ))
         text_root = " ".join(_unescape("".join(s for s in els[0].segs if type(s) is str)).split())
@@ -496,7 +509,10 @@ class _NodeBuilder:
             j = els[j].parent
         below = chains.get(j, [])
         for j in reversed(path):
-            group = els[j].tokens
+            el = els[j]
+            group = el.tokens
+            if group is None:
+                group = el.tokens = self.b.token_group(el)
             rendered = []
             for t in reversed(group):
                 if type(t) is tuple:
@@ -529,6 +545,36 @@ class _NodeBuilder:
             if not frontier or len(out) > 50:
                 break
         return out
+
+
+class _Paths:
+    """XPaths of elements, built on demand and memoised: positional steps from the root, or the
+    document-order form `(//name)[k]` past max_depth so that a path never grows with the nesting."""
+
+    def __init__(self, els: list, max_depth: int):
+        self.els = els
+        self.max_depth = max_depth
+
+    def of(self, i: int) -> str:
+        els = self.els
+        el = els[i]
+        if el.path is not None:
+            return el.path
+        if el.depth > self.max_depth:
+            key, _k, doc_k = el.step
+            el.path = f"(//{key})[{doc_k}]"
+            return el.path
+        chain = []
+        j = i
+        while els[j].path is None:
+            chain.append(j)
+            j = els[j].parent
+        base = els[j].path
+        for j in reversed(chain):
+            e = els[j]
+            key, k, _doc_k = e.step
+            base = e.path = f"{base}/{key}[{k}]"
+        return base
 
 
 _XPATH_NAMES: dict = {}
