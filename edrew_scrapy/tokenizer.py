@@ -97,7 +97,12 @@ def tokenize(html: str, raw_text: frozenset = RAW_TEXT) -> Iterator[Event]:
                     continue
                 end = find("-->", lt + 4)
                 pos = n if end < 0 else end + 3
-            else:  # <!DOCTYPE ...>, <![CDATA[...]]> (a comment in HTML content)
+            elif html.startswith("<![CDATA[", lt):
+                # Browsers end this bogus comment at the first '>', leaking "]]>" and whatever
+                # followed as text; XHTML served as HTML means the whole section, which we skip.
+                end = find("]]>", lt + 9)
+                pos = n if end < 0 else end + 3
+            else:  # <!DOCTYPE ...> and other bogus comments
                 gt = find(">", lt)
                 pos = n if gt < 0 else gt + 1
         elif nxt == "?":  # <?xml ...?>: a bogus comment
