@@ -9,6 +9,8 @@ stamp="$venv/.edrew-installed"
 want="$(cat "$root/setup.cfg" "$root/scripts/constraints.txt" | sha256sum | cut -c1-16)"
 if [ ! -x "$venv/bin/python" ]; then
     "${PYTHON:-python3}" -m venv "$venv"
+    # pip 23.2 (Python 3.11's) trips over lxml[html-clean] extras; a current pip resolves them
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
 fi
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$root/scripts/constraints.txt" -e "$root[dev]"
