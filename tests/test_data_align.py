@@ -114,3 +114,23 @@ def test_word_f1_multiset():
     assert word_f1("Hello, WORLD!", "hello world") == (1.0, 1.0, 1.0)
     p, r, f = word_f1("the cat", "the cat sat down")
     assert (p, r) == (1.0, 0.5) and abs(f - 2 / 3) < 1e-12
+
+
+def test_match_values_several_values_and_fields():
+    labels, attrs = match_values(
+        ["by Glenn Beck and Kevin Balfe and Emily Bestler", "Value Books / 2008 / Paperback",
+         "Foreign Influence : A Thriller (Hardcover)", "Value Books sells many books about the events of 2008 and more"],
+        {"author": ["Glenn Beck", "Kevin Balfe", "Emily Bestler"], "publisher": ["Value Books"],
+         "date": ["2008"], "title": ["Foreign Influence"]})
+    assert labels == [1, 1, 1, 0]
+    assert attrs[0] == ["author"] and attrs[1] == ["publisher", "date"] and attrs[2] == ["title"]
+
+
+def test_match_values_label_value_lists_but_not_urls():
+    nodes = ["Dimensions: 6.88 X 4.19 (inches) ISBN: 1602600155 ISBN-13: 9781602600157 Availability: In Stock",
+             "http://www.christianbook.com/know-your-bible/paul-kent/9781602600157/pd/600150",
+             "Format: Paperback Number of Pages: 96 Vendor: Value Books Publication Date: 2008"]
+    labels, attrs = match_values(nodes, {"isbn_13": ["9781602600157"], "publisher": ["Value Books"],
+                                         "date": ["2008"]})
+    assert labels == [1, 0, 1]
+    assert attrs[2] == ["publisher", "date"]

@@ -48,6 +48,7 @@ class AlignConfig:
     min_fraction: float = 0.5
     max_short_candidates: int = 64
     refine_pad: int = 12          # words of reference around a long node's best run searched for the rest
+    max_long_candidates: int = 4
 
 
 @dataclass
@@ -76,32 +77,44 @@ def _exact_occurrences(tokens: Sequence[str], ref: Sequence[str], idx, limit: in
     return out
 
 
-def _longest_run(tokens: Sequence[str], idx) -> Tuple[int, int, int]:
-    """(size, i, j) of the longest run tokens[i:i+size] == ref[j:j+size]; difflib's diagonal DP."""
-    best = (0, 0, 0)
+def _runs(tokens: Sequence[str], idx, min_size: int, limit: int) -> List[Tuple[int, int, int]]:
+    """Up to `limit` common runs (size, i, j), tokens[i:i+size] == ref[j:j+size], longest first, at
+    least `min_size` long and on diagonals (j - i) at least len(tokens) apart: the places where the
+    node may sit in the reference. Several, because forums quote posts, so a text can occur twice."""
+    best_on: Dict[int, Tuple[int, int, int]] = {}
     prev: Dict[int, int] = {}
     for i, tok in enumerate(tokens):
         cur: Dict[int, int] = {}
         for j in idx.get(tok, ()):
             k = prev.get(j - 1, 0) + 1
             cur[j] = k
-            if k > best[0]:
-                best = (k, i - k + 1, j - k + 1)
+            d = j - i
+            if k >= min_size and k > best_on.get(d, (0,))[0]:
+                best_on[d] = (k, i - k + 1, j - k + 1)
         prev = cur
-    return best
+    picked: List[Tuple[int, int, int]] = []
+    for run in sorted(best_on.values(), key=lambda r: (-r[0], r[2])):
+        if all(abs((run[2] - run[1]) - (p[2] - p[1])) >= len(tokens) for p in picked):
+            picked.append(run)
+            if len(picked) >= limit:
+                break
+    return picked
 
 
-def _long_candidate(tokens, ref, idx, pad) -> Optional[Tuple[int, int, int]]:
-    """(start, end, matched words) of a long node's best region in the reference."""
-    size, i0, j0 = _longest_run(tokens, idx)
-    if size == 0:
-        return None
-    lo = max(0, j0 - i0 - pad)
-    hi = min(len(ref), j0 + (len(tokens) - i0) + pad)
-    blocks = [b for b in difflib.SequenceMatcher(None, tokens, ref[lo:hi], autojunk=False)
-              .get_matching_blocks() if b.size]
-    matched = sum(b.size for b in blocks)
-    return lo + blocks[0].b, lo + blocks[-1].b + blocks[-1].size, matched
+def _long_candidates(tokens, ref, idx, config) -> List[Tuple[int, int, int]]:
+    """(start, end, matched words) of each region of the reference where a long node may sit."""
+    out = []
+    need = config.min_fraction * len(tokens)
+    for size, i0, j0 in _runs(tokens, idx, max(1, min(config.min_anchor_words, len(tokens)) // 2),
+                               config.max_long_candidates):
+        lo = max(0, j0 - i0 - config.refine_pad)
+        hi = min(len(ref), j0 + (len(tokens) - i0) + config.refine_pad)
+        blocks = [b for b in difflib.SequenceMatcher(None, tokens, ref[lo:hi], autojunk=False)
+                  .get_matching_blocks() if b.size]
+        matched = sum(b.size for b in blocks)
+        if matched >= need:
+            out.append((lo + blocks[0].b, lo + blocks[-1].b + blocks[-1].size, matched))
+    return out
 
 
 class _MaxTree:
@@ -161,7 +174,7 @@ def align_reference(node_texts: Sequence[str], reference: str, negatives: Iterab
 
     # candidates: (node, start, end, weight, short)
     cands: List[Tuple[int, int, int, int, bool]] = []
-    long_cand: Dict[int, Tuple[int, int, int]] = {}
+    long_cands: Dict[int, List[Tuple[int, int, int]]] = {}
     for i, t in enumerate(toks):
         if not t or not ref:
             continue
@@ -169,10 +182,10 @@ def align_reference(node_texts: Sequence[str], reference: str, negatives: Iterab
             for j in _exact_occurrences(t, ref, idx, config.max_short_candidates):
                 cands.append((i, j, j + len(t), len(t), True))
         else:
-            c = _long_candidate(t, ref, idx, config.refine_pad)
-            if c and c[2] >= config.min_fraction * len(t):
-                long_cand[i] = c
-                cands.append((i, c[0], c[1], c[2], False))
+            found = _long_candidates(t, ref, idx, config)
+            if found:
+                long_cands[i] = found
+                cands.extend((i, start, end, weight, False) for start, end, weight in found)
 
     # weighted longest chain; key = reference position where a chain ends; virtual start at key 0
     tree = _MaxTree(len(ref) + 1)
@@ -210,12 +223,14 @@ def align_reference(node_texts: Sequence[str], reference: str, negatives: Iterab
         covered[start:end] = b"\x01" * (end - start)
         c = parent[c]
 
-    for i, (start, end, weight) in long_cand.items():
+    for i, found in long_cands.items():
         if labels[i] or len(toks[i]) < config.min_out_of_order_words:
             continue
-        if sum(covered[start:end]) * 2 < (end - start):
-            labels[i], matched[i], spans[i] = 1, weight, (start, end)
-            covered[start:end] = b"\x01" * (end - start)
+        for start, end, weight in found:
+            if sum(covered[start:end]) * 2 < (end - start):
+                labels[i], matched[i], spans[i] = 1, weight, (start, end)
+                covered[start:end] = b"\x01" * (end - start)
+                break
 
     neg = [_joined(words(s)) for s in negatives if words(s)]
     if neg:
@@ -237,9 +252,15 @@ def _is_negative(tokens: Sequence[str], negatives: Sequence[str]) -> bool:
 
 @dataclass(frozen=True)
 class ValueMatchConfig:
-    """The contains-rule: a node also matches a value it contains when the value is at least
-    `min_ratio` of the node's length, or when the rest of the node is a label of at most
-    `max_extra_words` words (e.g. "ISBN-13: 9780316125581" for the value "9780316125581")."""
+    """The contains-rule. Besides equality, a node matches an attribute when it contains the
+    attribute's values (all of them that occur, as whole words) and either they make up at least
+    `min_ratio` of the node's characters or at most `max_extra_words` other words remain: a label
+    such as "ISBN-13: 9780316125581", or "by Fern Michaels and Laural Merlington" for two authors.
+    The same test runs on each field of a node whose text is a list separated by " / ", " | ", " · "
+    or " ; " ("Value Books / 2008 / Paperback" carries a publisher and a date). Last, a value counts
+    inside a run of label-value pairs, which is what `<b>Label:</b> value<br>` lists become once
+    merged into one node: it follows "Label:" and ends the node or is followed by the next "Label:"
+    ("Vendor: Value Books Publication Date: 2008")."""
 
     allow_contains: bool = True
     min_ratio: float = 0.6
@@ -249,6 +270,9 @@ class ValueMatchConfig:
 # SWDE values keep the separator that followed a label in the source ("<b>ISBN-13</b>: 978..."
 # gives ": 978..."); edge punctuation carries no meaning for a match.
 _EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
+_FIELD_SEP = re.compile(r"\s+[/|\u00b7\u2022;]\s+")
+_WORDS = re.compile(r"\w+")
+_NEXT_LABEL = re.compile(r"\s*(?:[\w-]+(?: [\w-]+){0,2}:|$)")
 
 
 def _value_key(text: str) -> str:
@@ -261,35 +285,56 @@ def match_values(node_texts: Sequence[str], values: Mapping[str, Sequence[str]],
 
     `values` maps attribute name -> its values on the page; `<NULL>` and empty values are ignored.
     """
-    keys = {}
+    by_attr: Dict[str, List[str]] = {}
     for attr, vals in values.items():
-        for v in vals:
-            k = _value_key(html_lib.unescape(v)) if v and v != "<NULL>" else ""
-            if k:
-                keys.setdefault(k, []).append(attr)
+        keys = [_value_key(html_lib.unescape(v)) for v in vals if v and v != "<NULL>"]
+        keys = sorted({k for k in keys if k}, key=len, reverse=True)
+        if keys:
+            by_attr[attr] = keys
     labels = [0] * len(node_texts)
     attrs: List[List[str]] = [[] for _ in node_texts]
     for i, text in enumerate(node_texts):
         node = _value_key(text)
         if not node:
             continue
-        found: List[str] = []
-        for k, names in keys.items():
-            if node == k or (config.allow_contains and _contains(node, k, config)):
-                found.extend(a for a in names if a not in found)
+        found = [a for a, keys in by_attr.items() if _matches(node, keys, config)]
         if found:
             labels[i], attrs[i] = 1, found
     return labels, attrs
 
 
-def _contains(node: str, value: str, config: ValueMatchConfig) -> bool:
-    pos = _find_word_bounded(node, value)
-    if pos < 0:
-        return False
-    if len(value) >= config.min_ratio * len(node):
+def _matches(node: str, keys: Sequence[str], config: ValueMatchConfig) -> bool:
+    if node in keys:
         return True
-    rest = node[:pos] + " " + node[pos + len(value):]
-    return len(rest.split()) <= config.max_extra_words
+    if not config.allow_contains:
+        return False
+    fields = [_EDGE_PUNCT.sub("", f) for f in _FIELD_SEP.split(node)]
+    for text in [node] + (fields if len(fields) > 1 else []):
+        if text in keys:
+            return True
+        rest, covered = text, 0
+        for k in keys:  # longest first, so a value inside another value is not counted twice
+            pos = _find_word_bounded(rest, k)
+            while pos >= 0:
+                covered += len(k)
+                rest = rest[:pos] + " " + rest[pos + len(k):]
+                pos = _find_word_bounded(rest, k)
+        if covered and (covered >= config.min_ratio * len(text)
+                        or len(_WORDS.findall(rest)) <= config.max_extra_words):
+            return True
+    return any(_labelled_field(node, k) for k in keys)
+
+
+def _labelled_field(text: str, value: str) -> bool:
+    start = 0
+    while True:
+        pos = _find_word_bounded(text[start:], value)
+        if pos < 0:
+            return False
+        pos += start
+        if text[:pos].rstrip().endswith(":") and _NEXT_LABEL.match(text, pos + len(value)):
+            return True
+        start = pos + 1
 
 
 def _find_word_bounded(text: str, sub: str) -> int:
