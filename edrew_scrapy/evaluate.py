@@ -26,8 +26,8 @@ from .data.align import align_reference, word_f1
 
 __all__ = [
     "PageResult", "node_counts", "prf", "word_f1", "reference_text", "predicted_text",
-    "oracle_extractor", "trafilatura_extractor", "readability_extractor", "scorer_extractor",
-    "predictor_extractor", "evaluate_pages", "summarize", "format_table", "write_report",
+    "oracle_extractor", "all_nodes_extractor", "trafilatura_extractor", "readability_extractor",
+    "scorer_extractor", "predictor_extractor", "evaluate_pages", "summarize", "format_table", "write_report",
 ]
 
 Extractor = Callable[[LabelledPage], Tuple[str, Optional[Sequence[int]]]]
@@ -87,6 +87,11 @@ def _html(lp: LabelledPage) -> str:
 def oracle_extractor(lp: LabelledPage):
     """The labels themselves: the ceiling of any node classifier on this serialization."""
     return lp.relevant_text, list(lp.labels)
+
+
+def all_nodes_extractor(lp: LabelledPage):
+    """Every node: the page's whole serialized text, the recall ceiling the serializer leaves."""
+    return "\n".join(n.content for n in lp.page.nodes), [1] * len(lp.page.nodes)
 
 
 def trafilatura_extractor(lp: LabelledPage):
@@ -215,8 +220,8 @@ def plot_rows(rows: Sequence[dict], path, title: str = "") -> None:
     groups = list(dict.fromkeys(r["group"] for r in rows))
     extractors = list(dict.fromkeys(r["extractor"] for r in rows))
     by = {(r["group"], r["extractor"]): r for r in rows}
-    fig, axes = plt.subplots(2, 1, figsize=(max(6.0, 1.2 * len(groups) * max(1, len(extractors)) / 3), 7),
-                             sharex=True)
+    width_in = min(16.0, max(6.0, 0.3 * len(groups) * max(1, len(extractors))))
+    fig, axes = plt.subplots(2, 1, figsize=(width_in, 7), sharex=True)
     width = 0.8 / max(1, len(extractors))
     x = np.arange(len(groups))
     for ax, metric, label in ((axes[0], "word_f1", "word F1 (mean per page)"),
@@ -227,11 +232,12 @@ def plot_rows(rows: Sequence[dict], path, title: str = "") -> None:
         ax.set_ylabel(label)
         ax.set_ylim(0, 1)
         ax.grid(axis="y", alpha=0.3)
-    axes[0].legend(ncol=min(len(extractors), 6), fontsize=8, loc="lower left")
+    axes[0].legend(ncol=min(len(extractors), 8), fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0),
+                   frameon=False)
     axes[1].set_xticks(x)
     axes[1].set_xticklabels(groups, rotation=30, ha="right")
     if title:
-        axes[0].set_title(title)
+        fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

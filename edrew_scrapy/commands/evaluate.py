@@ -13,7 +13,8 @@ import sys
 from typing import List, Tuple
 
 DATASET_ENV = {"wcxb": "EDREW_WCXB", "swde": "EDREW_SWDE"}
-TEXT_EXTRACTORS = ("oracle", "trafilatura", "readability")
+TEXT_EXTRACTORS = ("oracle", "trafilatura", "readability", "all-nodes")
+DEFAULT_EXTRACTORS = "oracle,trafilatura,readability"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,8 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None,
                         help="model folder to evaluate ('default' for the shipped model)")
     parser.add_argument("--threshold", type=float, default=None, help="override the model's threshold")
-    parser.add_argument("--extractors", default=",".join(TEXT_EXTRACTORS),
-                        help="comma list of oracle,trafilatura,readability, or 'none' (default: all three)")
+    parser.add_argument("--extractors", default=DEFAULT_EXTRACTORS,
+                        help="comma list of oracle (the labels: a node classifier's ceiling), trafilatura, "
+                             "readability, all-nodes (keep every node), or 'none' (default: %(default)s)")
     parser.add_argument("--baselines", default="none",
                         help="comma list of svm,tree,nb,knn trained per split, 'all', or 'none'")
     parser.add_argument("--split", choices=("kfold", "swde", "cross-site", "none"), default=None,
@@ -103,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     text_names = _names(args.extractors, TEXT_EXTRACTORS)
     baseline_names = _names(args.baselines, BASELINES)
     fixed = {"oracle": ev.oracle_extractor, "trafilatura": ev.trafilatura_extractor,
-             "readability": ev.readability_extractor}
+             "readability": ev.readability_extractor, "all-nodes": ev.all_nodes_extractor}
     extractors = {}
     if args.model:
         from ..model.scorer import load_model
