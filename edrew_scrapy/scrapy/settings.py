@@ -22,7 +22,7 @@ DEFAULTS = {
     "EDREW_BUILDER": None,          # dotted path (or callable): builder(contents, context) -> item(s)
     "EDREW_MAX_PAGE_BYTES": 5 * 1024 * 1024,  # 0: no limit
     "EDREW_BATCH_PAGES": 8,         # pages scored together in one model call, at most
-    "EDREW_THREADS": 2,             # serialisation threads; 0 runs it on the reactor thread
+    "EDREW_THREADS": 1,             # serialisation threads; 0 runs it (and scoring) on the reactor thread
 }
 
 ITEM_MODES = ("page", "node")
