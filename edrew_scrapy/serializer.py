@@ -43,9 +43,10 @@ _CLOSES_P = frozenset(
      "dd", "dt", "listing", "plaintext", "xmp"}
 )
 _IMPLIED = {
-    "li": (frozenset({"li"}), frozenset({"ul", "ol", "menu", "table", "div", "nav", "body"})),
-    "dt": (frozenset({"dt", "dd"}), frozenset({"dl", "table", "div", "body"})),
-    "dd": (frozenset({"dt", "dd"}), frozenset({"dl", "table", "div", "body"})),
+    # as in HTML's tree construction, a <div> (or <p>) between two <li> does not stop the close
+    "li": (frozenset({"li"}), frozenset({"ul", "ol", "menu", "table", "nav", "section", "body"})),
+    "dt": (frozenset({"dt", "dd"}), frozenset({"dl", "table", "body"})),
+    "dd": (frozenset({"dt", "dd"}), frozenset({"dl", "table", "body"})),
     "option": (frozenset({"option"}), frozenset({"select", "datalist", "optgroup", "body"})),
     "optgroup": (frozenset({"option", "optgroup"}), frozenset({"select", "body"})),
     "tr": (frozenset({"tr", "td", "th"}), frozenset({"table", "tbody", "thead", "tfoot", "body"})),
@@ -66,7 +67,7 @@ class _El:
     """One element of the document while it is being built (the thesis's tree node)."""
 
     __slots__ = ("name", "parent", "raw", "attrs", "segs", "tokens", "position", "depth", "hidden",
-                 "path", "step", "child_counts", "images", "wrapper", "in_head")
+                 "path", "step", "child_counts", "images", "wrapper", "in_head", "in_link")
 
     def __init__(self, name, parent, raw, position, depth, hidden, step, wrapper, in_head):
         self.name = name
@@ -84,6 +85,7 @@ class _El:
         self.images: Optional[list] = None
         self.wrapper = wrapper        # a wrapper tag with no content of its own (#WT)
         self.in_head = in_head
+        self.in_link = False          # inside an <a>: all its text is link text
 
     def attributes(self) -> dict:
         if self.attrs is None:
@@ -340,6 +342,7 @@ class _Builder:
         el = _El(name, parent_idx, raw_attrs, self.count_tags, parent.depth + 1, hidden, (key, k, doc_k),
                  wrapper, in_head)
         el.attrs = attrs
+        el.in_link = parent.in_link or name == "a"
         idx = len(els)
         els.append(el)
         parent.segs.append(idx)
@@ -468,7 +471,8 @@ class _NodeBuilder:
             nodes.append(Node(
                 index=idx, tag=el.name, content=content, retps=SEP.join(tokens[:max_tokens]),
                 bucket=bucket, parent=near[i], path=paths.of(i) or "/", attrs=el.attributes(), hidden=el.hidden,
-                images=imgs, depth=el.depth, link_chars=min(lc, len(content)), position=el.position,
+                images=imgs, depth=el.depth, position=el.position,
+                link_chars=len(content) if el.in_link else min(lc, len(content)),
             ))
         text_root = " ".join(_unescape("".join(s for s in els[0].segs if type(s) is str)).split())
         if text_root:  # text outside any element (a plain-text "page")

@@ -79,6 +79,17 @@ def test_inline_link_in_mixed_text_stays_in_the_sentence_and_counts_link_chars()
     assert n.link_chars == len("this link")
 
 
+def test_link_nodes_are_all_link_text():
+    page = serialize('<ul><li><a href="/">Home</a></li><li><a href="/b"><span>About us</span></a></li></ul><p>plain</p>')
+    assert [(n.content, n.link_chars) for n in page.nodes] == [("Home", 4), ("About us", 8), ("plain", 0)]
+
+
+def test_li_closes_across_a_div():
+    page = serialize("<ul><li><div>one<li>two</ul>")
+    assert [n.content for n in page.nodes] == ["one", "two"]
+    assert page.nodes[1].path == "/ul[1]/li[2]"
+
+
 def test_inline_merge_can_be_turned_off():
     cfg = SerializerConfig(merge_inline_in_mixed_content=False)
     assert contents('<p>see <a href="/x">this link</a> here</p>', config=cfg) == ["see here", "this link"]
