@@ -1,0 +1,251 @@
+"""Faults around a crawl: a damaged model, a page whose scoring fails, a crawl killed and resumed.
+
+Every crawl is a real `scrapy crawl edrew` subprocess against a server on 127.0.0.1; subprocess
+timeouts only guard against hangs.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "fixtures" / "reliability"))
+from reliability_support import (DEFAULT_MODEL, FAIL_MARKER, RecordingServer, build_tiny_model,  # noqa: E402
+                                 crawl_command, crawl_env, model_missing_reason, read_jsonl, run_crawl, ROOT)
+
+pytestmark = pytest.mark.crawl
+
+needs_model = pytest.mark.skipif(model_missing_reason() is not None, reason=str(model_missing_reason()))
+
+PAGE = (b"<!DOCTYPE html><html><head><title>A page</title></head><body><article><h1>A heading</h1>"
+        b"<p>A paragraph with enough words in it to count as the content of the page.</p></article>"
+        b"</body></html>")
+
+
+@pytest.fixture(scope="module")
+def source_model(tmp_path_factory) -> Path:
+    """models/default when it exists; before that, an untrained model in the same format (the
+    start-up checks never look at what the weights are worth)."""
+    if (DEFAULT_MODEL / "card.json").is_file():
+        return DEFAULT_MODEL
+    return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
+
+
+def damaged_copy(source: Path, target: Path, damage: str) -> Path:
+    """A copy of `source` with one defect; returns the file the error message must name."""
+    target.mkdir(parents=True)
+    for item in source.iterdir():
+        # Large files that stay intact are linked, not copied: the real ELMo weights are big.
+        if item.name == "elmo_weights.hdf5" and damage not in ("truncated-weights", "missing-weights"):
+            os.symlink(item, target / item.name)
+        else:
+            shutil.copy2(item, target / item.name)
+    card = target / "card.json"
+    if damage == "missing-weights":
+        (target / "elmo_weights.hdf5").unlink()
+        return target / "elmo_weights.hdf5"
+    if damage == "truncated-weights":
+        weights = target / "elmo_weights.hdf5"
+        with open(weights, "r+b") as fh:
+            fh.truncate(weights.stat().st_size // 2)
+        return weights
+    if damage == "corrupt-head":
+        head = target / "head.safetensors"
+        data = bytearray(head.read_bytes())
+        data[len(data) // 2] ^= 0xFF  # same size: only the checksum can tell
+        head.write_bytes(bytes(data))
+        return head
+    if damage == "wrong-version":
+        meta = json.loads(card.read_text("utf-8"))
+        meta["format_version"] = 99
+        card.write_text(json.dumps(meta), "utf-8")
+        return card
+    if damage == "card-not-json":
+        card.write_text(card.read_text("utf-8")[:40], "utf-8")
+        return card
+    raise ValueError(damage)
+
+
+# what each defect must be called in the message
+PROBLEMS = {
+    "missing-weights": "missing",
+    "truncated-weights": "truncated",
+    "corrupt-head": "checksum",
+    "wrong-version": "version",
+    "card-not-json": "JSON",
+}
+
+
+@pytest.fixture(scope="module")
+def one_page_site():
+    with RecordingServer({"/": (200, {"Content-Type": "text/html; charset=utf-8"}, PAGE)}) as server:
+        yield server
+
+
+def error_lines(stderr: str):
+    return [line for line in stderr.splitlines() if re.search(r"\] ERROR: EDREW", line)]
+
+
+# A subprocess crawl per defect costs ~10 s of start-up on a shared machine; three go through
+# `scrapy crawl`, the other two through the component's own start-up in this process.
+CRAWLED = ("corrupt-head", "truncated-weights", "wrong-version")
+
+
+@pytest.mark.parametrize("damage", sorted(set(PROBLEMS) - set(CRAWLED)))
+def test_damaged_model_fails_the_scoring_stage_start(damage, source_model, tmp_path, caplog):
+    from scrapy.utils.test import get_crawler
+
+    from edrew_scrapy.model.files import ModelError
+    from edrew_scrapy.scrapy import EdrewSpiderMiddleware
+
+    culprit = damaged_copy(source_model, tmp_path / "model", damage)
+    crawler = get_crawler(settings_dict={"EDREW_MODEL": str(tmp_path / "model")})
+    with pytest.raises(ModelError, match=re.escape(str(culprit))) as raised:
+        EdrewSpiderMiddleware.from_crawler(crawler)
+    assert PROBLEMS[damage].lower() in str(raised.value).lower()
+    assert [r.levelname for r in caplog.records if "EDREW" in r.getMessage()] == ["ERROR"]
+
+
+@pytest.mark.parametrize("damage", CRAWLED)
+def test_damaged_model_stops_the_crawl_at_start_naming_the_file(damage, source_model, one_page_site, tmp_path):
+    broken = tmp_path / "model"
+    culprit = damaged_copy(source_model, broken, damage)
+    before = len(one_page_site.paths())
+    proc, _ = run_crawl(one_page_site.url + "/", tmp_path, "-s", f"EDREW_MODEL={broken}",
+                        "-o", str(tmp_path / "out.jsonl"), timeout=180)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    errors = error_lines(proc.stderr)
+    assert len(errors) == 1, proc.stderr[-3000:]
+    assert str(culprit) in errors[0] and PROBLEMS[damage].lower() in errors[0].lower(), errors[0]
+    # Stopped before the first request: the server saw nothing (not even robots.txt).
+    assert one_page_site.paths()[before:] == []
+    assert not (tmp_path / "out.jsonl").exists() or not (tmp_path / "out.jsonl").read_text().strip()
+
+
+def test_missing_model_directory_stops_the_crawl(one_page_site, tmp_path):
+    missing = tmp_path / "no-such-model"
+    proc, _ = run_crawl(one_page_site.url + "/", tmp_path, "-s", f"EDREW_MODEL={missing}", timeout=180)
+    assert proc.returncode == 1
+    errors = error_lines(proc.stderr)
+    assert len(errors) == 1 and str(missing) in errors[0] and "does not exist" in errors[0], proc.stderr[-3000:]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "edrew_scrapy/scrapy/pipeline.py EdrewSpiderMiddleware.from_crawler logs the ModelError and re-raises it; "
+    "Scrapy 2.19's AsyncCrawlerRunner then prints 'ERROR: Task exception was never retrieved' and a "
+    "~35-line traceback after the one clear ERROR line"))
+def test_damaged_model_error_comes_without_a_traceback(source_model, one_page_site, tmp_path):
+    broken = tmp_path / "model"
+    damaged_copy(source_model, broken, "corrupt-head")
+    proc, _ = run_crawl(one_page_site.url + "/", tmp_path, "-s", f"EDREW_MODEL={broken}", timeout=180)
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+
+
+# ------------------------------------------------------------------ one page fails, the rest go on
+
+def _article(n: int, marker: str = "") -> bytes:
+    return (f"<!DOCTYPE html><html><head><title>Story {n}</title></head><body>"
+            f"<nav><a href='/'>Home</a> <a href='/about'>About</a></nav><main><article><h1>Story number {n}</h1>"
+            f"<p>Reporters found that story {n} {marker} was about the river, the bridge and the people of "
+            f"the town, who met on Tuesday to talk about the flood defences for the coming winter.</p>"
+            f"<p>The council said the work on story {n} would start in spring and last for two years.</p>"
+            f"</article></main><footer>Copyright the Town Paper. All rights reserved.</footer></body></html>"
+            ).encode()
+
+
+@needs_model
+def test_one_page_failing_is_counted_and_logged_and_no_other_item_is_lost(tmp_path):
+    # EDREW_BUILDER is the documented per-page hook: "an exception in the builder counts as an error for
+    # that page only". The builder fails for the page whose relevant text carries the marker.
+    n_pages = 12
+    bad = 5
+    routes = {f"/story/{i}": (200, {"Content-Type": "text/html; charset=utf-8"},
+                              _article(i, FAIL_MARKER if i == bad else "")) for i in range(n_pages)}
+    links = "".join(f"<a href='/story/{i}'>story {i}</a> " for i in range(n_pages))
+    routes["/"] = (200, {"Content-Type": "text/html"},
+                   f"<html><body><p>{links}</p></body></html>".encode())
+    with RecordingServer(routes) as server:
+        proc, stats = run_crawl(server.url + "/", tmp_path, "-s",
+                                "EDREW_BUILDER=reliability_support.failing_builder",
+                                "-o", str(tmp_path / "out.jsonl"), timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert stats.get("edrew/errors") == 1, stats
+    bad_url = f"{server.url}/story/{bad}"
+    logged = [line for line in proc.stderr.splitlines() if "ERROR: EDREW" in line]
+    assert len(logged) == 1 and bad_url in logged[0], logged
+    urls = [item["url"] for item in read_jsonl(tmp_path / "out.jsonl")]
+    expected = {f"{server.url}/story/{i}" for i in range(n_pages) if i != bad}
+    assert expected <= set(urls), expected - set(urls)
+    assert bad_url not in urls and len(urls) == len(set(urls))
+
+
+# ------------------------------------------------------------------ SIGKILL, then resume with JOBDIR
+
+N_SITE_PAGES = 200
+
+
+def _site_routes():
+    """/ lists ten section pages, each listing twenty articles: 211 HTML pages in all."""
+    routes = {"/robots.txt": (200, {"Content-Type": "text/plain"}, b"User-agent: *\nAllow: /\n")}
+    sections = []
+    for s in range(10):
+        links = "".join(f"<li><a href='/a/{s * 20 + k}'>Article {s * 20 + k}</a></li>" for k in range(20))
+        routes[f"/s/{s}"] = (200, {"Content-Type": "text/html"},
+                             f"<html><head><title>Section {s}</title></head><body><ul>{links}</ul></body></html>".encode())
+        sections.append(f"<li><a href='/s/{s}'>Section {s}</a></li>")
+    routes["/"] = (200, {"Content-Type": "text/html"},
+                   f"<html><body><ul>{''.join(sections)}</ul></body></html>".encode())
+    for i in range(N_SITE_PAGES):
+        routes[f"/a/{i}"] = (200, {"Content-Type": "text/html; charset=utf-8"}, _article(i))
+    return routes
+
+
+@needs_model
+def test_sigkill_then_resume_with_jobdir_loses_no_article(tmp_path):
+    """What holds after SIGKILL, as measured with Scrapy 2.19: JOBDIR's request queue and dupefilter
+    state are only consistent after a graceful stop, so the resumed run finds (almost) nothing usable
+    and crawls the site again from its start URL. Hence: no page is lost, and every page exported
+    before the kill may be exported once more; an append-mode (-o) JSON Lines feed keeps both runs'
+    lines (a last line cut short by the kill is dropped when read) and readers dedupe by URL.
+    Checked: the union holds every article; no URL appears more than once per run."""
+    feed = tmp_path / "feed.jsonl"
+    jobdir = tmp_path / "job"
+    routes = _site_routes()
+    articles = {f"/a/{i}" for i in range(N_SITE_PAGES)}
+    with RecordingServer(routes, delay=0.05) as server:
+        args = ["-s", f"JOBDIR={jobdir}", "-o", str(feed), "-s", "CONCURRENT_REQUESTS=4",
+                "-s", "LOG_LEVEL=INFO"]
+        first = subprocess.Popen(crawl_command(server.url + "/", tmp_path / "stats1.json", *args), cwd=str(ROOT),
+                                 env=crawl_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 240  # hang guard only
+            while len(read_jsonl(feed)) < 40 and first.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert first.poll() is None, "the crawl ended before it could be killed"
+            first.send_signal(signal.SIGKILL)
+            first.wait(timeout=30)
+        finally:
+            if first.poll() is None:
+                first.kill()
+                first.wait()
+        exported_before = {item["url"] for item in read_jsonl(feed)}
+        assert 0 < len(exported_before) < len(articles)
+        proc, stats = run_crawl(server.url + "/", tmp_path, *args, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    items = read_jsonl(feed)
+    urls = [item["url"] for item in items]
+    got = {"/" + url.split("/", 3)[3] for url in urls}
+    assert articles <= got, f"lost after resume: {sorted(articles - got)[:10]}"
+    counts = {url: urls.count(url) for url in set(urls)}
+    assert max(counts.values()) <= 2, max(counts.items(), key=lambda kv: kv[1])
+    twice = {url for url, n in counts.items() if n == 2}
+    assert twice <= exported_before, sorted(twice - exported_before)[:10]
