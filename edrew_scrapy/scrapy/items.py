@@ -29,7 +29,6 @@ class NodeItem:
     content: str
     score: float
     path: str                       # XPath of the element in the page
-    index: int                      # position among the page's nodes (document order)
     images: List[str] = field(default_factory=list)
 
 

@@ -157,9 +157,9 @@ class EdrewSpiderMiddleware:
 
         try:
             return list(extract(list(pages), scorer=self.scorer, threshold=self.conf.threshold))
-        except Exception:
+        except Exception as exc:
             if len(pages) == 1:
-                return [_exception_of(extract, pages[0], self.scorer, self.conf.threshold)]
+                return [exc]
         return [_exception_of(extract, page, self.scorer, self.conf.threshold) for page in pages]
 
 
