@@ -14,6 +14,8 @@ from typing import List, Optional
 COMMANDS = {
     "nodes": "print the text nodes of pages with their reTPS, bucket and path",
     "evaluate": "node P/R/F1 and word-F1 of EDREW, reTPS baselines, trafilatura and readability",
+    "extract": "print the relevant content of pages (jsonl or text) scored by a model",
+    "train": "pre-train the reTPS biLM and train the relevance classifier on a labelled dataset",
 }
 
 

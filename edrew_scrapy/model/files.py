@@ -1,0 +1,239 @@
+"""A model directory on disk: ELMo options JSON + weights HDF5 (AllenNLP layout), head, model card.
+
+    card.json           what the model is: version, variant, head config, threshold, training data and
+                        licence, metrics, and the size and sha256 of every other file
+    elmo_options.json   AllenNLP ELMo options (`allennlp.modules.elmo.Elmo(options_file, ...)`)
+    elmo_weights.hdf5   AllenNLP ELMo weights (`Elmo(..., weight_file, ...)`), TensorFlow-style layout
+    head.safetensors    the scalar mix and the classifier head
+
+Nothing is pickled: JSON, HDF5 and safetensors only. Every problem raises ModelError naming the file.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Dict, Mapping
+
+import numpy as np
+
+CARD = "card.json"
+OPTIONS = "elmo_options.json"
+WEIGHTS = "elmo_weights.hdf5"
+HEAD = "head.safetensors"
+FORMAT = "edrew-model"
+FORMAT_VERSION = 1
+DATA_FILES = (OPTIONS, WEIGHTS, HEAD)
+
+
+class ModelError(Exception):
+    """A model directory that cannot be used; the message names the file and what is wrong."""
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# --- card ---------------------------------------------------------------------------------------------
+
+def write_card(directory: Path, card: Mapping) -> dict:
+    """Write card.json with the size and checksum of every data file (call after writing them)."""
+    directory = Path(directory)
+    full = dict(card)
+    full["format"] = FORMAT
+    full["format_version"] = FORMAT_VERSION
+    full["files"] = {
+        name: {"bytes": (directory / name).stat().st_size, "sha256": sha256_of(directory / name)}
+        for name in DATA_FILES
+    }
+    (directory / CARD).write_text(json.dumps(full, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return full
+
+
+def read_card(directory: Path, verify: bool = True) -> dict:
+    """Read and check card.json, and (verify=True) the size and sha256 of every file it lists."""
+    directory = Path(directory)
+    path = directory / CARD
+    if not directory.is_dir():
+        raise ModelError(f"{directory}: model directory does not exist")
+    if not path.is_file():
+        raise ModelError(f"{path}: model card is missing")
+    try:
+        card = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{path}: model card is not valid JSON ({exc})") from None
+    if not isinstance(card, dict) or card.get("format") != FORMAT:
+        raise ModelError(f"{path}: not an edrew model card (format {card.get('format') if isinstance(card, dict) else None!r})")
+    if card.get("format_version") != FORMAT_VERSION:
+        raise ModelError(f"{path}: model format version {card.get('format_version')!r} is not supported "
+                         f"(this edrew-scrapy reads version {FORMAT_VERSION})")
+    files = card.get("files")
+    if not isinstance(files, dict) or set(DATA_FILES) - set(files):
+        raise ModelError(f"{path}: card does not list the checksums of {', '.join(DATA_FILES)}")
+    for name in DATA_FILES:
+        data = directory / name
+        if not data.is_file():
+            raise ModelError(f"{data}: file is missing")
+        expected = files[name]
+        size = data.stat().st_size
+        if size != expected.get("bytes"):
+            what = "truncated" if size < (expected.get("bytes") or 0) else "wrong size"
+            raise ModelError(f"{data}: {what} ({size} bytes, the card says {expected.get('bytes')})")
+        if verify and sha256_of(data) != expected.get("sha256"):
+            raise ModelError(f"{data}: sha256 checksum does not match the card (file corrupt or changed)")
+    return card
+
+
+# --- ELMo options -------------------------------------------------------------------------------------
+
+def write_options(path: Path, options: Mapping) -> None:
+    Path(path).write_text(json.dumps(options, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def read_options(path: Path) -> dict:
+    try:
+        options = json.loads(Path(path).read_text(encoding="utf-8"))
+        lstm, cnn = options["lstm"], options["char_cnn"]
+        for key in ("projection_dim", "dim", "n_layers"):
+            int(lstm[key])
+        for key in ("filters", "n_highway", "embedding", "max_characters_per_token", "activation"):
+            cnn[key]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise ModelError(f"{path}: not a valid ELMo options file ({type(exc).__name__}: {exc})") from None
+    if cnn["max_characters_per_token"] != 50:
+        raise ModelError(f"{path}: max_characters_per_token must be 50 (ELMo character ids)")
+    return options
+
+
+# --- ELMo weights (HDF5, the layout AllenNLP's Elmo loads) -------------------------------------------------
+# AllenNLP converts TensorFlow-trained weights while loading: matrices are transposed, the highway carry
+# gate is negated, LSTM gates are stored in TensorFlow order (input, candidate, forget, output) with the
+# forget bias kept apart (+1 added on load). Writing applies the inverse so loading gives back our tensors.
+
+def _swap_gate_blocks(array: np.ndarray, cell: int) -> np.ndarray:
+    """Swap gate blocks 1 and 2 along axis 0 (PyTorch i,f,g,o <-> TensorFlow i,g,f,o); its own inverse."""
+    out = array.copy()
+    out[cell: 2 * cell] = array[2 * cell: 3 * cell]
+    out[2 * cell: 3 * cell] = array[cell: 2 * cell]
+    return out
+
+
+def elmo_arrays(bilm) -> Dict[str, np.ndarray]:
+    """The HDF5 datasets for an ElmoBiLm, by path."""
+    def np32(t):
+        return t.detach().cpu().numpy().astype(np.float32)
+
+    enc = bilm.token_embedder
+    arrays: Dict[str, np.ndarray] = {"char_embed": np32(enc.char_embedding.weight)[1:]}
+    for i, conv in enumerate(enc.convolutions):
+        # torch (out, in, width) -> TF (1, width, in, out)
+        arrays[f"CNN/W_cnn_{i}"] = np.transpose(np32(conv.weight), (2, 1, 0))[None]
+        arrays[f"CNN/b_cnn_{i}"] = np32(conv.bias)
+    for k, layer in enumerate(enc.highways._layers):
+        dim = layer.weight.shape[1]
+        w, b = np32(layer.weight), np32(layer.bias)
+        arrays[f"CNN_high_{k}/W_transform"] = w[:dim].T.copy()
+        arrays[f"CNN_high_{k}/W_carry"] = (-w[dim:]).T.copy()
+        arrays[f"CNN_high_{k}/b_transform"] = b[:dim]
+        arrays[f"CNN_high_{k}/b_carry"] = -b[dim:]
+    arrays["CNN_proj/W_proj"] = np32(enc.projection.weight).T.copy()
+    arrays["CNN_proj/b_proj"] = np32(enc.projection.bias)
+    for i, layers in enumerate(zip(bilm.lstm.forward_layers, bilm.lstm.backward_layers)):
+        for j, cell in enumerate(layers):
+            c = cell.cell_size
+            base = f"RNN_{j}/RNN/MultiRNNCell/Cell{i}/LSTMCell"
+            torch_w = np.concatenate([np32(cell.input_linearity.weight), np32(cell.state_linearity.weight)], axis=1)
+            arrays[f"{base}/W_0"] = _swap_gate_blocks(torch_w, c).T.copy()
+            tf_bias = _swap_gate_blocks(np32(cell.state_linearity.bias), c)
+            tf_bias[2 * c: 3 * c] -= 1.0
+            arrays[f"{base}/B"] = tf_bias
+            arrays[f"{base}/W_P_0"] = np32(cell.state_projection.weight).T.copy()
+    return arrays
+
+
+def write_elmo_weights(path: Path, bilm) -> None:
+    import h5py
+
+    with h5py.File(path, "w", track_order=True) as fout:
+        for name, array in elmo_arrays(bilm).items():
+            fout.create_dataset(name, data=array)
+
+
+def read_elmo_weights(path: Path, bilm) -> None:
+    """Load an AllenNLP-layout weight file into an ElmoBiLm built from the matching options."""
+    import h5py
+    import torch
+
+    expected = elmo_arrays(bilm)
+    loaded: Dict[str, np.ndarray] = {}
+    try:
+        with h5py.File(path, "r") as fin:
+            for name, ref in expected.items():
+                if name not in fin:
+                    raise ModelError(f"{path}: dataset {name} is missing")
+                array = np.asarray(fin[name][...], dtype=np.float32)
+                if array.shape != ref.shape:
+                    raise ModelError(f"{path}: dataset {name} has shape {array.shape}, "
+                                     f"the options file implies {ref.shape}")
+                loaded[name] = array
+    except ModelError:
+        raise
+    except (OSError, KeyError, ValueError, RuntimeError) as exc:
+        raise ModelError(f"{path}: cannot read HDF5 weights ({type(exc).__name__}: {exc})") from None
+
+    def put(param, array):
+        with torch.no_grad():
+            param.copy_(torch.from_numpy(np.ascontiguousarray(array)))
+
+    enc = bilm.token_embedder
+    char = np.zeros(tuple(enc.char_embedding.weight.shape), dtype=np.float32)
+    char[1:] = loaded["char_embed"]
+    put(enc.char_embedding.weight, char)
+    for i, conv in enumerate(enc.convolutions):
+        put(conv.weight, np.transpose(loaded[f"CNN/W_cnn_{i}"][0], (2, 1, 0)))
+        put(conv.bias, loaded[f"CNN/b_cnn_{i}"])
+    for k, layer in enumerate(enc.highways._layers):
+        put(layer.weight, np.concatenate([loaded[f"CNN_high_{k}/W_transform"].T,
+                                          -loaded[f"CNN_high_{k}/W_carry"].T], axis=0))
+        put(layer.bias, np.concatenate([loaded[f"CNN_high_{k}/b_transform"],
+                                        -loaded[f"CNN_high_{k}/b_carry"]], axis=0))
+    put(enc.projection.weight, loaded["CNN_proj/W_proj"].T)
+    put(enc.projection.bias, loaded["CNN_proj/b_proj"])
+    for i, layers in enumerate(zip(bilm.lstm.forward_layers, bilm.lstm.backward_layers)):
+        for j, cell in enumerate(layers):
+            c, n_in = cell.cell_size, cell.input_size
+            base = f"RNN_{j}/RNN/MultiRNNCell/Cell{i}/LSTMCell"
+            torch_w = _swap_gate_blocks(loaded[f"{base}/W_0"].T, c)
+            put(cell.input_linearity.weight, torch_w[:, :n_in])
+            put(cell.state_linearity.weight, torch_w[:, n_in:])
+            tf_bias = loaded[f"{base}/B"].copy()
+            tf_bias[2 * c: 3 * c] += 1.0
+            put(cell.state_linearity.bias, _swap_gate_blocks(tf_bias, c))
+            put(cell.state_projection.weight, loaded[f"{base}/W_P_0"].T)
+
+
+# --- head (safetensors) ---------------------------------------------------------------------------------
+
+def write_head(path: Path, state: Mapping) -> None:
+    from safetensors.torch import save_file
+
+    save_file({k: v.detach().contiguous().cpu() for k, v in state.items()}, str(path))
+
+
+def read_head(path: Path) -> dict:
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    try:
+        return load_file(str(path))
+    except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
+        raise ModelError(f"{path}: cannot read safetensors head ({type(exc).__name__}: {exc})") from None
+
+
+def model_size_bytes(directory: Path) -> int:
+    return sum(os.path.getsize(Path(directory) / n) for n in (CARD,) + DATA_FILES)

@@ -1,0 +1,80 @@
+"""The classifier on top of ELMo: node vector -> (optional page BiLSTM) -> P(relevant).
+
+Variants (cumulative, as measured in docs/model.md):
+  a  reTPS only (the thesis)           b  + the node's first words through the character CNN
+  c  + shallow text features           d  + page context: a BiLSTM over the page's nodes in order
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from .elmo import ScalarMix
+from .features import N_FEATURES
+
+VARIANTS = {
+    "a": dict(use_text=False, use_features=False, use_context=False),
+    "b": dict(use_text=True, use_features=False, use_context=False),
+    "c": dict(use_text=True, use_features=True, use_context=False),
+    "d": dict(use_text=True, use_features=True, use_context=True),
+}
+
+
+def head_config(variant: str, elmo_dim: int, n_layers: int, token_dim: int, node_dim: int = 48,
+                context_dim: int = 32, text_dim: int = 32, dropout: float = 0.2) -> dict:
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(VARIANTS)})")
+    return dict(VARIANTS[variant], variant=variant, elmo_dim=elmo_dim, n_layers=n_layers,
+                token_dim=token_dim, node_dim=node_dim, context_dim=context_dim, text_dim=text_dim,
+                n_features=N_FEATURES, dropout=dropout)
+
+
+class Head(nn.Module):
+    def __init__(self, config: dict) -> None:
+        super().__init__()
+        self.config = dict(config)
+        c = self.config
+        self.scalar_mix = ScalarMix(c["n_layers"])
+        in_dim = 2 * c["elmo_dim"]  # mean and leaf token of the mixed ELMo sequence
+        if c["use_text"]:
+            self.text = nn.Sequential(nn.Linear(2 * c["token_dim"], c["text_dim"]), nn.ReLU())
+            in_dim += c["text_dim"]
+        if c["use_features"]:
+            in_dim += c["n_features"]
+        self.node = nn.Sequential(nn.Dropout(c["dropout"]), nn.Linear(in_dim, c["node_dim"]), nn.ReLU())
+        out_dim = c["node_dim"]
+        if c["use_context"]:
+            self.context = nn.LSTM(c["node_dim"], c["context_dim"], batch_first=True, bidirectional=True)
+            out_dim += 2 * c["context_dim"]
+        self.out = nn.Sequential(nn.Dropout(c["dropout"]), nn.Linear(out_dim, c["node_dim"]), nn.ReLU(),
+                                 nn.Linear(c["node_dim"], 1))
+
+    def mix(self, per_layer: torch.Tensor) -> torch.Tensor:
+        """(..., n_layers, 2, elmo_dim) pooled activations -> (..., 2 * elmo_dim)."""
+        w = self.scalar_mix.weights()
+        mixed = self.scalar_mix.gamma * (per_layer * w.view(-1, 1, 1)).sum(dim=-3)
+        return mixed.flatten(-2)
+
+    def forward(self, elmo: torch.Tensor, text: Optional[torch.Tensor], features: Optional[torch.Tensor],
+                lengths: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """elmo (B, N, 2*elmo_dim) mixed; text (B, N, 2*token_dim); features (B, N, n_features).
+
+        Returns logits (B, N). `lengths` (B,) gives the real number of nodes of each padded page.
+        """
+        parts = [elmo]
+        if self.config["use_text"]:
+            parts.append(self.text(text))
+        if self.config["use_features"]:
+            parts.append(features)
+        x = self.node(torch.cat(parts, dim=-1))
+        if self.config["use_context"]:
+            if lengths is None or bool((lengths == x.shape[1]).all()):
+                ctx, _ = self.context(x)
+            else:
+                packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+                ctx, _ = pad_packed_sequence(self.context(packed)[0], batch_first=True, total_length=x.shape[1])
+            x = torch.cat([x, ctx], dim=-1)
+        return self.out(x).squeeze(-1)

@@ -1,0 +1,601 @@
+"""Training: (1) pre-train the ELMo biLM on reTPS sequences, (2) train the classifier head on labelled nodes.
+
+The biLM is trained as AllenNLP/ELMo language models are: a forward LM reads a sequence left to right
+and predicts the next token, a backward LM reads it right to left and predicts the previous one, both
+from the top layer through one softmax over a token vocabulary built from the training reTPS.
+
+The classifier keeps the pre-trained biLM frozen (like the thesis's ElmoEmbeddings -> ClassifierDL), so
+each distinct reTPS and word is encoded once: pooled per-layer activations are cached and the scalar mix
+is still learnt, since pooling and mixing commute. Everything is seeded; runs are reproducible on CPU.
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from ..page import Page
+from .elmo import ElmoBiLm, char_tensor, default_options, pool_sequences
+from .features import MAX_RETPS_TOKENS, page_features, retps_tokens, text_words
+from .head import Head, head_config
+from .scorer import pool_words, save_model
+
+UNK, BOS, EOS = "<UNK>", "<S>", "</S>"
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _progress(iterable=None, **kw):
+    from tqdm import tqdm
+
+    return tqdm(iterable, leave=False, dynamic_ncols=True, **kw)
+
+
+# --- 1. biLM pre-training -------------------------------------------------------------------------------
+
+def sequences_from_pages(pages: Iterable[Page]) -> List[List[str]]:
+    """The distinct reTPS token lists of each page (a sequence repeated on a page counts once)."""
+    out: List[List[str]] = []
+    for page in pages:
+        seen = set()
+        for node in page.nodes:
+            if node.retps not in seen:
+                seen.add(node.retps)
+                out.append(retps_tokens(node))
+    return out
+
+
+def html_files(directory: Path) -> List[Path]:
+    suffixes = (".html", ".htm", ".html.gz", ".htm.gz", ".xhtml")
+    return sorted(p for p in Path(directory).rglob("*") if p.is_file() and p.name.lower().endswith(suffixes))
+
+
+def sequences_from_html(directory: Path, limit: Optional[int] = None, progress: bool = True) -> List[List[str]]:
+    """Serialize every HTML file under `directory` (gzipped too) into reTPS sequences."""
+    import gzip
+
+    from ..serializer import serialize
+
+    files = html_files(directory)[:limit] if limit else html_files(directory)
+    pages = []
+    for path in _progress(files, desc="pretrain html", unit="page", disable=not progress):
+        data = path.read_bytes()
+        if path.name.endswith(".gz"):
+            data = gzip.decompress(data)
+        pages.append(serialize(data))
+    return sequences_from_pages(pages)
+
+
+def build_vocab(sequences: Sequence[Sequence[str]], max_size: int = 4096, min_count: int = 2) -> List[str]:
+    counts = Counter(t for seq in sequences for t in seq)
+    common = [t for t, n in counts.most_common(max_size) if n >= min_count]
+    return [UNK, BOS, EOS] + common
+
+
+@dataclass
+class Curve:
+    steps: List[float] = field(default_factory=list)
+    values: List[float] = field(default_factory=list)
+
+    def add(self, step: float, value: float) -> None:
+        self.steps.append(step)
+        self.values.append(value)
+
+
+class LanguageModel(nn.Module):
+    """biLM + softmax shared by both directions, for pre-training only (the softmax is not shipped)."""
+
+    def __init__(self, bilm: ElmoBiLm, vocab: List[str]) -> None:
+        super().__init__()
+        self.bilm = bilm
+        self.vocab = {t: i for i, t in enumerate(vocab)}
+        self.softmax = nn.Linear(bilm.options["lstm"]["projection_dim"], len(vocab))
+
+    def loss(self, batch: List[List[str]]) -> torch.Tensor:
+        words = sorted({t for s in batch for t in s})
+        position = {t: i for i, t in enumerate(words)}
+        table = self.bilm.token_embedder(char_tensor(words))
+        lengths = torch.tensor([len(s) for s in batch])
+        steps = int(lengths.max())
+        ids = torch.zeros(len(batch), steps, dtype=torch.long)
+        targets = torch.full((len(batch), steps + 2), -100, dtype=torch.long)
+        unk = self.vocab[UNK]
+        for r, seq in enumerate(batch):
+            ids[r, : len(seq)] = torch.tensor([position[t] for t in seq])
+            targets[r, : len(seq) + 2] = torch.tensor(
+                [self.vocab[BOS]] + [self.vocab.get(t, unk) for t in seq] + [self.vocab[EOS]])
+        layers, _ = self.bilm.forward_embedded(table[ids], lengths)
+        top = layers[-1]
+        half = top.shape[-1] // 2
+        forward_logits = self.softmax(top[:, :-1, :half])    # position t predicts t+1
+        backward_logits = self.softmax(top[:, 1:, half:])    # position t predicts t-1
+        f_loss = F.cross_entropy(forward_logits.reshape(-1, forward_logits.shape[-1]), targets[:, 1:].reshape(-1))
+        b_loss = F.cross_entropy(backward_logits.reshape(-1, backward_logits.shape[-1]), targets[:, :-1].reshape(-1))
+        return 0.5 * (f_loss + b_loss)
+
+
+def pretrain_bilm(bilm: ElmoBiLm, sequences: List[List[str]], *, minutes: float, seed: int, batch_size: int = 64,
+                  lr: float = 2e-3, max_steps: Optional[int] = None, progress: bool = True,
+                  vocab_size: int = 4096) -> Tuple[Curve, dict]:
+    """Train the biLM as a bidirectional LM until `minutes` or `max_steps`; returns the loss curve."""
+    rng = random.Random(seed)
+    vocab = build_vocab(sequences, vocab_size)
+    model = LanguageModel(bilm, vocab)
+    model.train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    curve = Curve()
+    order = list(range(len(sequences)))
+    deadline = time.monotonic() + minutes * 60
+    step, running = 0, None
+    bar = _progress(total=max_steps, desc="pretrain biLM", unit="step", disable=not progress)
+    while order:
+        rng.shuffle(order)
+        for start in range(0, len(order), batch_size):
+            batch = [sequences[i] for i in order[start: start + batch_size]]
+            loss = model.loss(batch)
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+            optimizer.step()
+            step += 1
+            running = loss.item() if running is None else 0.95 * running + 0.05 * loss.item()
+            if step % 10 == 0:
+                curve.add(step, running)
+                bar.set_postfix(loss=f"{running:.3f}")
+            bar.update(1)
+            if (max_steps and step >= max_steps) or time.monotonic() > deadline:
+                bar.close()
+                bilm.eval()
+                return curve, {"steps": step, "final_loss": running, "perplexity": math.exp(running),
+                               "vocab": len(vocab), "sequences": len(sequences)}
+    bar.close()
+    bilm.eval()
+    return curve, {"steps": step, "final_loss": running, "vocab": len(vocab), "sequences": len(sequences)}
+
+
+# --- 2. frozen features ------------------------------------------------------------------------------------
+
+@dataclass
+class Encoded:
+    """Pages as indices into tables of frozen biLM outputs."""
+
+    sequence_index: Dict[str, int]
+    sequence_table: torch.Tensor          # (S, n_layers, 2, elmo_dim) float16
+    word_index: Dict[str, int]
+    word_table: torch.Tensor              # (W, token_dim) float32
+    pages: List[dict]                     # per page: seq (N,), words (N, K), nwords (N,), feats (N, F), y, w
+
+
+@torch.inference_mode()
+def encode_pages(bilm: ElmoBiLm, pages: Sequence[Page], labels: Sequence[Sequence[int]], batch_size: int = 512,
+                 progress: bool = True) -> Encoded:
+    bilm.eval()
+    seq_tokens: Dict[str, List[str]] = {}
+    words: Dict[str, int] = {}
+    page_words = []
+    for page in pages:
+        for node in page.nodes:
+            if node.retps not in seq_tokens:
+                seq_tokens[node.retps] = retps_tokens(node)
+        lists = [text_words(n.content) for n in page.nodes]
+        page_words.append(lists)
+        for ws in lists:
+            for w in ws:
+                words.setdefault(w, len(words))
+    keys = list(seq_tokens)
+    order = sorted(range(len(keys)), key=lambda i: -len(seq_tokens[keys[i]]))
+    table = torch.empty(len(keys), bilm.num_layers, 2, bilm.output_dim, dtype=torch.float16)
+    token_cache: Dict[str, torch.Tensor] = {}
+    for start in _progress(range(0, len(order), batch_size), desc="encode reTPS", unit="batch",
+                           disable=not progress):
+        idx = order[start: start + batch_size]
+        batch = [seq_tokens[keys[i]] for i in idx]
+        new = sorted({t for s in batch for t in s} - token_cache.keys())
+        if new:
+            for t, v in zip(new, bilm.token_embedder(char_tensor(new))):
+                token_cache[t] = v
+        vocab = sorted({t for s in batch for t in s})
+        pos = {t: k for k, t in enumerate(vocab)}
+        tab = torch.stack([token_cache[t] for t in vocab])
+        lengths = torch.tensor([len(s) for s in batch])
+        ids = torch.zeros(len(batch), int(lengths.max()), dtype=torch.long)
+        for r, s in enumerate(batch):
+            ids[r, : len(s)] = torch.tensor([pos[t] for t in s])
+        layers, mask = bilm.forward_embedded(tab[ids], lengths)
+        table[torch.tensor(idx)] = pool_sequences(layers, mask).to(torch.float16)
+    word_list = list(words)
+    word_vecs = [bilm.token_embedder(char_tensor(word_list[i: i + 4096])) for i in range(0, len(word_list), 4096)]
+    word_table = torch.cat(word_vecs) if word_vecs else torch.zeros(0, bilm.options["lstm"]["projection_dim"])
+    seq_index = {k: i for i, k in enumerate(keys)}
+    encoded_pages = []
+    for page, y, lists in zip(pages, labels, page_words):
+        width = max((len(ws) for ws in lists), default=1)
+        encoded_pages.append({
+            "seq": torch.tensor([seq_index[n.retps] for n in page.nodes], dtype=torch.long),
+            "words": torch.tensor([[words[w] for w in ws] + [0] * (width - len(ws)) for ws in lists],
+                                  dtype=torch.long).reshape(len(lists), width),
+            "nwords": torch.tensor([len(ws) for ws in lists], dtype=torch.float32),
+            "feats": torch.from_numpy(page_features(page)),
+            "y": torch.tensor(list(y), dtype=torch.float32),
+            # long nodes weigh more: the page metric counts words, not nodes
+            "w": torch.tensor([0.5 + math.log1p(len(n.content.split())) for n in page.nodes], dtype=torch.float32),
+        })
+    return Encoded(seq_index, table, words, word_table, encoded_pages)
+
+
+# --- 3. head training ------------------------------------------------------------------------------------------
+
+def _text_from_table(word_table: torch.Tensor, words: torch.Tensor, nwords: torch.Tensor) -> torch.Tensor:
+    vecs = word_table[words]                                   # (..., K, D)
+    mask = (torch.arange(words.shape[-1]) < nwords.unsqueeze(-1)).unsqueeze(-1)
+    mean = (vecs * mask).sum(dim=-2) / nwords.clamp(min=1).unsqueeze(-1)
+    top = vecs.masked_fill(~mask, float("-inf")).max(dim=-2).values
+    return torch.cat([mean, top], dim=-1)
+
+
+def _collate(enc: Encoded, items: List[dict]) -> dict:
+    n = max(len(p["y"]) for p in items)
+    k = max(p["words"].shape[1] for p in items)
+    b = len(items)
+    seq = torch.zeros(b, n, dtype=torch.long)
+    words = torch.zeros(b, n, k, dtype=torch.long)
+    nwords = torch.ones(b, n)
+    feats = torch.zeros(b, n, items[0]["feats"].shape[1])
+    y = torch.zeros(b, n)
+    w = torch.zeros(b, n)
+    for r, p in enumerate(items):
+        m = len(p["y"])
+        seq[r, :m] = p["seq"]
+        words[r, :m, : p["words"].shape[1]] = p["words"]
+        nwords[r, :m] = p["nwords"]
+        feats[r, :m] = p["feats"]
+        y[r, :m] = p["y"]
+        w[r, :m] = p["w"]
+    return {"seq": seq, "words": words, "nwords": nwords, "feats": feats, "y": y, "w": w,
+            "lengths": torch.tensor([len(p["y"]) for p in items])}
+
+
+def head_logits(head: Head, enc: Encoded, batch: dict) -> torch.Tensor:
+    elmo = head.mix(enc.sequence_table[batch["seq"]].float())
+    text = _text_from_table(enc.word_table, batch["words"], batch["nwords"]) if head.config["use_text"] else None
+    feats = batch["feats"] if head.config["use_features"] else None
+    return head(elmo, text, feats, batch["lengths"])
+
+
+@torch.inference_mode()
+def predict(head: Head, enc: Encoded, indices: Sequence[int]) -> List[np.ndarray]:
+    head.eval()
+    out = []
+    for i in indices:
+        batch = _collate(enc, [enc.pages[i]])
+        out.append(torch.sigmoid(head_logits(head, enc, batch))[0].numpy())
+    return out
+
+
+def page_word_f1(probs: Sequence[np.ndarray], pages: Sequence[Page], references: Sequence[str],
+                 threshold: float) -> float:
+    from ..data.align import word_f1
+
+    scores = []
+    for p, page, ref in zip(probs, pages, references):
+        text = "\n".join(n.content for n, s in zip(page.nodes, p) if s >= threshold)
+        scores.append(word_f1(text, ref)[2])
+    return float(np.mean(scores)) if scores else 0.0
+
+
+def node_prf(probs: Sequence[np.ndarray], labels: Sequence[Sequence[int]], threshold: float) -> Tuple[float, float, float]:
+    p = np.concatenate([np.asarray(x) for x in probs]) >= threshold if probs else np.zeros(0, bool)
+    t = np.concatenate([np.asarray(y) for y in labels]).astype(bool) if labels else np.zeros(0, bool)
+    tp, fp, fn = int((p & t).sum()), int((p & ~t).sum()), int((~p & t).sum())
+    prec = tp / (tp + fp) if tp + fp else 0.0
+    rec = tp / (tp + fn) if tp + fn else 0.0
+    return prec, rec, (2 * prec * rec / (prec + rec) if prec + rec else 0.0)
+
+
+THRESHOLDS = [round(0.05 * i, 2) for i in range(1, 20)]
+
+
+def choose_threshold(score: Callable[[float], float]) -> Tuple[float, float]:
+    """The threshold of the grid with the best validation score (ties: the one nearest 0.5)."""
+    best = max(THRESHOLDS, key=lambda t: (round(score(t), 6), -abs(t - 0.5)))
+    return best, score(best)
+
+
+def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequence[int],
+               validate: Callable[[List[np.ndarray]], float], *, epochs: int, minutes: float, seed: int,
+               batch_pages: int = 8, lr: float = 3e-3, progress: bool = True) -> Tuple[dict, Dict[str, Curve]]:
+    """Adam on weighted BCE; keeps the state with the best validation score. Returns (state, curves)."""
+    rng = random.Random(seed)
+    ys = torch.cat([enc.pages[i]["y"] for i in train_idx])
+    pos = float(ys.sum())
+    pos_weight = torch.tensor(min(max((len(ys) - pos) / max(pos, 1.0), 1.0), 10.0))
+    optimizer = torch.optim.Adam(head.parameters(), lr=lr)
+    curves = {"train_loss": Curve(), "val_score": Curve()}
+    best_state, best_score = None, -1.0
+    deadline = time.monotonic() + minutes * 60
+    order = list(train_idx)
+    for epoch in range(1, epochs + 1):
+        head.train()
+        rng.shuffle(order)
+        # pages of similar size together keep padding small
+        chunks = [order[i: i + batch_pages * 8] for i in range(0, len(order), batch_pages * 8)]
+        batches = []
+        for chunk in chunks:
+            chunk = sorted(chunk, key=lambda i: len(enc.pages[i]["y"]))
+            batches += [chunk[i: i + batch_pages] for i in range(0, len(chunk), batch_pages)]
+        rng.shuffle(batches)
+        total, count = 0.0, 0
+        for batch_idx in _progress(batches, desc=f"train head epoch {epoch}", unit="batch", disable=not progress):
+            batch = _collate(enc, [enc.pages[i] for i in batch_idx])
+            logits = head_logits(head, enc, batch)
+            loss_all = F.binary_cross_entropy_with_logits(logits, batch["y"], pos_weight=pos_weight, reduction="none")
+            loss = (loss_all * batch["w"]).sum() / batch["w"].sum().clamp(min=1e-6)
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(head.parameters(), 5.0)
+            optimizer.step()
+            total += loss.item()
+            count += 1
+            if time.monotonic() > deadline:
+                break
+        curves["train_loss"].add(epoch, total / max(count, 1))
+        score = validate(predict(head, enc, val_idx))
+        curves["val_score"].add(epoch, score)
+        if score > best_score:
+            best_score = score
+            best_state = {k: v.detach().clone() for k, v in head.state_dict().items()}
+        if time.monotonic() > deadline:
+            break
+    head.load_state_dict(best_state)
+    head.eval()
+    return best_state, curves
+
+
+# --- splits, plots, the whole run --------------------------------------------------------------------------------
+
+def split_by_group(groups: Sequence[str], val_fraction: float, test_fraction: float, seed: int
+                   ) -> Tuple[List[int], List[int], List[int]]:
+    """Page indices (train, val, test); all pages of a group (domain or site) land on one side."""
+    by: Dict[str, List[int]] = {}
+    for i, g in enumerate(groups):
+        by.setdefault(g or f"#{i}", []).append(i)
+    names = sorted(by)
+    random.Random(seed).shuffle(names)
+    n = len(groups)
+    test, val, train = [], [], []
+    for name in names:
+        if len(test) < test_fraction * n:
+            test += by[name]
+        elif len(val) < val_fraction * n:
+            val += by[name]
+        else:
+            train += by[name]
+    return sorted(train), sorted(val), sorted(test)
+
+
+def plot_curves(path: Path, curves: Dict[str, Curve], title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(curves), figsize=(5 * len(curves), 3.5), squeeze=False)
+    for ax, (name, curve) in zip(axes[0], curves.items()):
+        ax.plot(curve.steps, curve.values, marker="." if len(curve.steps) < 60 else None)
+        ax.set_title(name)
+        ax.set_xlabel("step" if "pretrain" in name else "epoch")
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+DATASET_CREDITS = {
+    "wcxb": {"name": "WCXB v1.0 development split", "credit": "WCXB, Murrough Foley, 2026, CC-BY-4.0",
+             "licence": "CC-BY-4.0"},
+    "swde": {"name": "SWDE", "credit": "SWDE, Hao et al., SIGIR 2011 (From One Tree to a Forest)",
+             "licence": "research dataset, see the dataset's SOURCE.md"},
+    "simple": {"name": "user dataset", "credit": "", "licence": "as given by the dataset's owner"},
+}
+
+
+def load_labelled(dataset: str, path: Path, limit: Optional[int] = None, sites=None, attrs=None,
+                  labels_file=None, progress: bool = True) -> list:
+    """LabelledPage objects from the data readers (edrew_scrapy.data)."""
+    if dataset == "wcxb":
+        from ..data import wcxb
+
+        ids = wcxb.page_ids(path)
+        if limit:
+            ids = [ids[(i * len(ids)) // limit] for i in range(min(limit, len(ids)))]
+        it = wcxb.iter_pages(path, ids)
+        total = len(ids)
+    elif dataset == "swde":
+        from ..data import swde
+
+        it, total = swde.iter_pages(path, sites, attrs), None
+    elif dataset == "simple":
+        from ..data import simple
+
+        it, total = simple.iter_pages(path, labels_file), None
+    else:
+        raise ValueError(f"unknown dataset {dataset!r}")
+    pages = list(_progress(it, total=total, desc=f"load {dataset}", unit="page", disable=not progress))
+    if limit and dataset != "wcxb":
+        pages = [pages[(i * len(pages)) // limit] for i in range(min(limit, len(pages)))]
+    return pages
+
+
+@dataclass
+class TrainConfig:
+    dataset: str
+    path: Path
+    out: Path
+    variants: Tuple[str, ...] = ("d",)
+    pretrain_html: Optional[Path] = None
+    pretrain_minutes: float = 15.0
+    max_minutes: float = 55.0
+    epochs: int = 30
+    seed: int = 1
+    threads: int = 1
+    val_fraction: float = 0.1
+    test_fraction: float = 0.0
+    limit: Optional[int] = None
+    sites: Optional[List[str]] = None
+    attrs: Optional[List[str]] = None
+    labels_file: Optional[Path] = None
+    options: dict = field(default_factory=default_options)
+    pretrain_steps: Optional[int] = None
+    progress: bool = True
+    metric: str = "auto"   # "word" (page word-F1, WCXB's) or "node" (node F1, the thesis's); auto by dataset
+    command: str = ""
+
+
+def _metric_name(config: TrainConfig) -> str:
+    if config.metric != "auto":
+        return config.metric
+    return "word" if config.dataset == "wcxb" else "node"
+
+
+def train(config: TrainConfig) -> dict:
+    """The whole run; writes one model directory per variant and returns a summary."""
+    from ..evaluate import reference_text
+
+    started = time.monotonic()
+    deadline = started + config.max_minutes * 60
+    torch.set_num_threads(config.threads)
+    seed_everything(config.seed)
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    labelled = load_labelled(config.dataset, config.path, config.limit, config.sites, config.attrs,
+                             config.labels_file, config.progress)
+    labelled = [lp for lp in labelled if lp.page.nodes]
+    if len(labelled) < 3:
+        raise ValueError(f"{config.path}: only {len(labelled)} labelled pages with nodes; need at least 3")
+    pages = [lp.page for lp in labelled]
+    labels = [list(lp.labels) for lp in labelled]
+    references = [reference_text(lp) for lp in labelled]
+    train_idx, val_idx, test_idx = split_by_group([lp.domain for lp in labelled], config.val_fraction,
+                                                  config.test_fraction, config.seed)
+    if not val_idx:
+        val_idx = train_idx[-1:]
+    load_seconds = time.monotonic() - started
+
+    # 1. biLM
+    options = json.loads(json.dumps(config.options))
+    bilm = ElmoBiLm(options)
+    if config.pretrain_html:
+        sequences = sequences_from_html(config.pretrain_html, progress=config.progress)
+        pretrain_source = str(config.pretrain_html)
+    else:
+        sequences = sequences_from_pages(pages[i] for i in train_idx)
+        pretrain_source = f"reTPS of the {len(train_idx)} training pages"
+    t0 = time.monotonic()
+    pre_minutes = max(min(config.pretrain_minutes, (deadline - t0) / 60 * 0.4), 0.05)
+    pre_curve, pre_info = pretrain_bilm(bilm, sequences, minutes=pre_minutes, seed=config.seed,
+                                        max_steps=config.pretrain_steps, progress=config.progress)
+    pre_info.update(source=pretrain_source, seconds=round(time.monotonic() - t0, 1))
+
+    # 2. frozen encodings, shared by every variant
+    t0 = time.monotonic()
+    enc = encode_pages(bilm, pages, labels, progress=config.progress)
+    encode_seconds = time.monotonic() - t0
+
+    metric = _metric_name(config)
+
+    def scorer_for(idx):
+        def score(probs, threshold):
+            if metric == "word":
+                return page_word_f1(probs, [pages[i] for i in idx], [references[i] for i in idx], threshold)
+            return node_prf(probs, [labels[i] for i in idx], threshold)[2]
+        return score
+
+    val_score = scorer_for(val_idx)
+    summary = {"variants": {}, "pretrain": pre_info, "load_seconds": round(load_seconds, 1),
+               "encode_seconds": round(encode_seconds, 1), "metric": metric,
+               "split": {"train": len(train_idx), "val": len(val_idx), "test": len(test_idx)}}
+    credit = DATASET_CREDITS[config.dataset]
+    token_dim = options["lstm"]["projection_dim"]
+    for k, variant in enumerate(config.variants):
+        seed_everything(config.seed)
+        t0 = time.monotonic()
+        minutes_left = max((deadline - t0) / 60 / (len(config.variants) - k), 0.05)
+        head = Head(head_config(variant, bilm.output_dim, bilm.num_layers, token_dim))
+        _, curves = train_head(head, enc, train_idx, val_idx,
+                               lambda probs: choose_threshold(lambda t: val_score(probs, t))[1],
+                               epochs=config.epochs, minutes=minutes_left, seed=config.seed,
+                               progress=config.progress)
+        val_probs = predict(head, enc, val_idx)
+        threshold, best_val = choose_threshold(lambda t: val_score(val_probs, t))
+        metrics = {"validation": _metrics(val_probs, val_idx, pages, labels, references, threshold)}
+        if test_idx:
+            metrics["test"] = _metrics(predict(head, enc, test_idx), test_idx, pages, labels, references, threshold)
+        head_seconds = time.monotonic() - t0
+        target = out if len(config.variants) == 1 else out / f"variant-{variant}"
+        card = {
+            "name": target.name, "version": _package_version(),
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "variant": variant, "threshold": threshold, "threshold_metric": metric,
+            "training": {
+                "dataset": credit["name"], "credit": credit["credit"], "licence": credit["licence"],
+                "path": str(config.path), "pages": len(pages), "nodes": int(sum(len(y) for y in labels)),
+                "relevant_nodes": int(sum(sum(y) for y in labels)), "split": summary["split"],
+                "split_rule": "pages grouped by domain/site, seeded shuffle of groups",
+                "seed": config.seed, "threads": config.threads, "pretrain": pre_info,
+                "head_seconds": round(head_seconds, 1),
+                "total_seconds": round(time.monotonic() - started, 1), "command": config.command,
+            },
+            "metrics": metrics,
+        }
+        written = save_model(target, options, bilm, head, card)
+        plot_curves(target / "training.png",
+                    {"pretrain biLM loss": pre_curve, "head train loss": curves["train_loss"],
+                     f"validation {metric}-F1": curves["val_score"]},
+                    f"{config.dataset} variant {variant}")
+        summary["variants"][variant] = {"dir": str(target), "threshold": threshold, "metrics": metrics,
+                                        "head_seconds": round(head_seconds, 1),
+                                        "card": written["training"]}
+    summary["total_seconds"] = round(time.monotonic() - started, 1)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return summary
+
+
+def _metrics(probs, idx, pages, labels, references, threshold) -> dict:
+    p, r, f = node_prf(probs, [labels[i] for i in idx], threshold)
+    return {"pages": len(idx), "node_precision": round(p, 4), "node_recall": round(r, 4), "node_f1": round(f, 4),
+            "word_f1": round(page_word_f1(probs, [pages[i] for i in idx], [references[i] for i in idx], threshold), 4)}
+
+
+def _package_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("edrew-scrapy")
+    except Exception:  # not installed (running from a checkout)
+        return "0.1.0"
+
+
+def ablation_table(summary: dict) -> str:
+    rows = ["| variant | split | pages | node P | node R | node F1 | word F1 | threshold | head s |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for variant, info in summary["variants"].items():
+        for split, m in info["metrics"].items():
+            rows.append(f"| {variant} | {split} | {m['pages']} | {m['node_precision']:.3f} | {m['node_recall']:.3f} | "
+                        f"{m['node_f1']:.3f} | {m['word_f1']:.3f} | {info['threshold']:.2f} | {info['head_seconds']:.0f} |")
+    return "\n".join(rows)

@@ -1,0 +1,88 @@
+"""ELMo modules: AllenNLP character ids, shapes, and the fast inference path against the plain one."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from edrew_scrapy.model.elmo import (BOS_IDS, EOS_IDS, MAX_WORD_LENGTH, ElmoBiLm, char_ids, char_tensor,
+                                     default_options, pool_sequences)
+
+from _model_helpers import TINY
+
+torch.set_num_threads(1)
+
+
+def test_char_ids_follow_allennlp_mapper():
+    ids = char_ids("div|34")
+    assert len(ids) == MAX_WORD_LENGTH
+    # BOW=258, bytes, EOW=259, padding=260, all shifted by one
+    assert ids[:8] == [259, ord("d") + 1, ord("i") + 1, ord("v") + 1, ord("|") + 1, ord("3") + 1, ord("4") + 1, 260]
+    assert ids[8:] == [261] * (MAX_WORD_LENGTH - 8)
+    assert BOS_IDS[:3] == [259, 257, 260] and EOS_IDS[:3] == [259, 258, 260]
+
+
+def test_char_ids_cut_long_words_and_encode_utf8():
+    long = char_ids("x" * 100)
+    assert long[0] == 259 and long[49] == 260 and long[1:49] == [ord("x") + 1] * 48
+    accented = char_ids("é")
+    assert accented[1:4] == [0xC3 + 1, 0xA9 + 1, 260]
+    assert char_ids("<#CNT>")[1] == ord("<") + 1
+
+
+def test_character_encoder_cut_is_exact():
+    torch.manual_seed(1)
+    bilm = ElmoBiLm(default_options(**TINY)).eval()
+    for p in bilm.parameters():
+        torch.nn.init.normal_(p, std=0.5)
+    enc = bilm.token_embedder
+    ids = char_tensor(["div|34", "<#CNT>", "a", "main-content-wrapper-long"])
+    fast = enc(ids)
+    emb = enc.char_embedding(ids).transpose(1, 2)
+    full = torch.cat([enc.activation(c(emb).max(dim=-1).values) for c in enc.convolutions], dim=-1)
+    assert torch.allclose(fast, enc.projection(enc.highways(full)), atol=1e-6)
+
+
+@pytest.mark.parametrize("clip", [0.0, 0.2])
+def test_sorted_fast_path_matches_masked_path(clip):
+    torch.manual_seed(2)
+    options = default_options(**dict(TINY, cell_clip=clip, proj_clip=clip))
+    bilm = ElmoBiLm(options).eval()
+    for p in bilm.parameters():
+        torch.nn.init.normal_(p, std=0.5)
+    lengths = torch.tensor([5, 3, 3, 1])
+    emb = torch.randn(4, 5, options["lstm"]["projection_dim"])
+    with torch.no_grad():
+        fast, mask = bilm.forward_embedded(emb, lengths)
+    with torch.enable_grad():
+        slow, _ = bilm.forward_embedded(emb, lengths)
+    assert len(fast) == 3 and fast[0].shape == (4, 7, 2 * options["lstm"]["projection_dim"])
+    for a, b in zip(fast, slow):
+        assert torch.allclose(a, b.detach(), atol=1e-5)
+    # outputs past each sequence's end (plus its </S>) are zero, as in AllenNLP
+    assert mask.sum(dim=1).tolist() == [7, 5, 5, 3]
+    assert float(fast[2][3, 3:].abs().sum()) == 0.0
+
+
+def test_a_row_does_not_depend_on_its_batch():
+    torch.manual_seed(3)
+    bilm = ElmoBiLm(default_options(**TINY)).eval()
+    emb = torch.randn(3, 4, TINY["projection_dim"])
+    with torch.no_grad():
+        together, _ = bilm.forward_embedded(emb, torch.tensor([4, 2, 1]))
+        alone, _ = bilm.forward_embedded(emb[1:2, :2], torch.tensor([2]))
+    assert torch.allclose(together[2][1, :4], alone[2][0], atol=1e-6)
+
+
+def test_pool_sequences_shape():
+    bilm = ElmoBiLm(default_options(**TINY)).eval()
+    with torch.no_grad():
+        layers, mask = bilm.forward_embedded(torch.randn(2, 3, TINY["projection_dim"]), torch.tensor([3, 1]))
+    pooled = pool_sequences(layers, mask)
+    assert pooled.shape == (2, 3, 2, 2 * TINY["projection_dim"])
+
+
+def test_options_without_skip_connections_are_refused():
+    options = default_options(**TINY)
+    options["lstm"]["use_skip_connections"] = False
+    with pytest.raises(ValueError, match="skip"):
+        ElmoBiLm(options)

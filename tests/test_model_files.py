@@ -1,0 +1,115 @@
+"""Model directories: round trip, checksums, truncation, versions; nothing pickled."""
+from __future__ import annotations
+
+import json
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from edrew_scrapy.model import files
+from edrew_scrapy.model.files import ModelError
+from edrew_scrapy.model.scorer import load_model
+
+from _model_helpers import make_page, tiny_model
+
+torch.set_num_threads(1)
+
+
+def test_round_trip_gives_the_same_weights_and_scores(tmp_path):
+    _, bilm, head = tiny_model(tmp_path)
+    scorer = load_model(tmp_path)
+    saved, loaded = bilm.state_dict(), scorer.encoder.bilm.state_dict()
+    assert saved.keys() == loaded.keys()
+    for k in saved:
+        assert torch.allclose(saved[k], loaded[k], atol=1e-6), k
+    for k, v in head.state_dict().items():
+        assert torch.equal(v, scorer.head.state_dict()[k])
+    page = make_page()
+    assert np.allclose(scorer.score([page])[0], load_model(tmp_path).score([page])[0])
+    assert scorer.threshold == 0.5 and scorer.card["head"]["variant"] == "d"
+
+
+def test_hdf5_has_allennlp_layout(tmp_path):
+    options, _, _ = tiny_model(tmp_path)
+    with h5py.File(tmp_path / files.WEIGHTS, "r") as f:
+        assert f["char_embed"].shape == (261, options["char_cnn"]["embedding"]["dim"])
+        assert f["CNN"]["W_cnn_0"].shape == (1, 1, 4, 4)
+        assert "W_transform" in f["CNN_high_0"] and "W_carry" in f["CNN_high_0"]
+        assert f["CNN_proj"]["W_proj"].shape == (16, 8)
+        cell = f["RNN_1"]["RNN"]["MultiRNNCell"]["Cell1"]["LSTMCell"]
+        assert cell["W_0"].shape == (8 + 8, 4 * 16) and cell["B"].shape == (64,) and cell["W_P_0"].shape == (16, 8)
+    opts = json.loads((tmp_path / files.OPTIONS).read_text())
+    assert opts["lstm"]["use_skip_connections"] and opts["char_cnn"]["max_characters_per_token"] == 50
+
+
+def test_card_lists_checksums(tmp_path):
+    tiny_model(tmp_path)
+    card = json.loads((tmp_path / files.CARD).read_text())
+    assert card["format_version"] == files.FORMAT_VERSION
+    for name in files.DATA_FILES:
+        assert card["files"][name]["sha256"] == files.sha256_of(tmp_path / name)
+
+
+def test_corrupt_file_fails_its_checksum(tmp_path):
+    tiny_model(tmp_path)
+    data = bytearray((tmp_path / files.HEAD).read_bytes())
+    data[-5] ^= 0xFF
+    (tmp_path / files.HEAD).write_bytes(bytes(data))
+    with pytest.raises(ModelError, match=r"head\.safetensors.*checksum"):
+        load_model(tmp_path)
+
+
+def test_truncated_hdf5_is_reported(tmp_path):
+    tiny_model(tmp_path)
+    path = tmp_path / files.WEIGHTS
+    path.write_bytes(path.read_bytes()[:200])
+    with pytest.raises(ModelError, match=r"elmo_weights\.hdf5.*truncated"):
+        load_model(tmp_path)
+    # without the card's size check, h5py's own failure is still a ModelError naming the file
+    with pytest.raises(ModelError, match=r"elmo_weights\.hdf5"):
+        from edrew_scrapy.model.elmo import ElmoBiLm
+
+        files.read_elmo_weights(path, ElmoBiLm(json.loads((tmp_path / files.OPTIONS).read_text())))
+
+
+def test_wrong_version_and_missing_files(tmp_path):
+    tiny_model(tmp_path)
+    card = json.loads((tmp_path / files.CARD).read_text())
+    card["format_version"] = 99
+    (tmp_path / files.CARD).write_text(json.dumps(card))
+    with pytest.raises(ModelError, match=r"card\.json.*version 99"):
+        load_model(tmp_path)
+    with pytest.raises(ModelError, match="does not exist"):
+        load_model(tmp_path / "nowhere")
+    other = tmp_path / "other"
+    tiny_model(other)
+    (other / files.OPTIONS).unlink()
+    with pytest.raises(ModelError, match=r"elmo_options\.json.*missing"):
+        load_model(other)
+    (other / files.CARD).write_text("{not json")
+    with pytest.raises(ModelError, match="not valid JSON"):
+        load_model(other)
+
+
+def test_shapes_that_disagree_with_options_are_reported(tmp_path):
+    tiny_model(tmp_path)
+    options = json.loads((tmp_path / files.OPTIONS).read_text())
+    options["lstm"]["dim"] = 32
+    files.write_options(tmp_path / files.OPTIONS, options)
+    card = json.loads((tmp_path / files.CARD).read_text())
+    files.write_card(tmp_path, card)
+    with pytest.raises(ModelError, match=r"elmo_weights\.hdf5.*shape"):
+        load_model(tmp_path)
+
+
+def test_no_pickle_in_the_model_package():
+    from pathlib import Path
+
+    import edrew_scrapy.model as model_pkg
+
+    for py in Path(model_pkg.__file__).parent.glob("*.py"):
+        text = py.read_text()
+        for banned in ("import pickle", "torch.load(", "torch.save(", "import dill"):
+            assert banned not in text, f"{py.name} uses {banned}"

@@ -1,0 +1,60 @@
+"""Scoring: every variant's shapes, caching that changes nothing, pages without nodes."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from edrew_scrapy.model.head import Head, head_config
+from edrew_scrapy.model.scorer import LRU, load_model
+from edrew_scrapy.page import Page
+
+from _model_helpers import make_page, tiny_model
+
+torch.set_num_threads(1)
+
+
+@pytest.mark.parametrize("variant", ["a", "b", "c", "d"])
+def test_variants_score_every_node(tmp_path, variant):
+    tiny_model(tmp_path, variant=variant)
+    scorer = load_model(tmp_path)
+    pages = [make_page(7), Page(url=None, nodes=[]), make_page(3)]
+    scores = scorer.score(pages)
+    assert [s.shape for s in scores] == [(7,), (0,), (3,)]
+    assert all(s.dtype == np.float32 and ((s >= 0) & (s <= 1)).all() for s in scores)
+
+
+@pytest.mark.parametrize("variant", ["a", "b", "c", "d"])
+def test_head_forward_shapes(variant):
+    head = Head(head_config(variant, elmo_dim=16, n_layers=3, token_dim=8))
+    n_feat = head.config["n_features"]
+    logits = head(torch.randn(2, 5, 32), torch.randn(2, 5, 16), torch.randn(2, 5, n_feat), torch.tensor([5, 3]))
+    assert logits.shape == (2, 5)
+    assert head.mix(torch.randn(4, 3, 2, 16)).shape == (4, 32)
+
+
+def test_scores_do_not_depend_on_batching_or_cache(tmp_path):
+    tiny_model(tmp_path)
+    a, b = make_page(6), make_page(9, url="http://example.test/q")
+    together = load_model(tmp_path).score([a, b])
+    scorer = load_model(tmp_path)
+    alone = [scorer.score([a])[0], scorer.score([b])[0]]
+    again = scorer.score([b, a])
+    for x, y in zip(together, alone):
+        assert np.allclose(x, y, atol=1e-6)
+    assert np.allclose(again[0], together[1], atol=1e-6) and np.allclose(again[1], together[0], atol=1e-6)
+
+
+def test_lru_is_bounded():
+    cache = LRU(3)
+    out = cache.get_many(["a", "b", "c", "d"], lambda keys: torch.arange(len(keys), dtype=torch.float32))
+    assert out.tolist() == [0.0, 1.0, 2.0, 3.0] and len(cache) == 3
+    calls = []
+    cache.get_many(["a"], lambda keys: calls.append(keys) or torch.zeros(len(keys)))
+    assert calls == [["a"]]  # "a" was the least recently used, so it had been dropped
+
+
+def test_unknown_backend_is_refused(tmp_path):
+    tiny_model(tmp_path)
+    with pytest.raises(ValueError, match="backend"):
+        load_model(tmp_path, backend="tensorflow")

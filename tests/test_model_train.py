@@ -1,0 +1,83 @@
+"""Training smoke test: a few hand-written labelled pages, seconds, reproducible."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import torch
+
+from edrew_scrapy.model.elmo import default_options
+from edrew_scrapy.model.scorer import load_model
+from edrew_scrapy.model.train import (TrainConfig, build_vocab, choose_threshold, sequences_from_html,
+                                      split_by_group, train)
+from edrew_scrapy.serializer import serialize
+
+from _model_helpers import TINY
+
+torch.set_num_threads(1)
+
+ARTICLE = "<p>{}</p>"
+PAGE = """<html><head><title>Site {i}</title></head><body>
+<nav class="menu"><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li><li><a href="/about">About us</a></li></ul></nav>
+<main><article class="post-content"><h1>Story number {i} about rivers</h1>{paras}</article></main>
+<footer class="site-footer"><p>Copyright 2026 Example</p><a href="/privacy">Privacy</a></footer>
+</body></html>"""
+
+
+def write_dataset(root, n=8):
+    records = []
+    for i in range(n):
+        paras = [f"Paragraph {k} of story {i}: the river rose by {k + i} metres and the town watched it all night."
+                 for k in range(3)]
+        html = PAGE.format(i=i, paras="".join(ARTICLE.format(p) for p in paras))
+        (root / f"p{i}.html").write_text(html, encoding="utf-8")
+        records.append({"file": f"p{i}.html", "url": f"http://site{i}.test/story",
+                        "relevant": [f"Story number {i} about rivers"] + paras})
+    (root / "labels.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+
+
+def config(tmp_path, out, variants=("a", "d")):
+    return TrainConfig(dataset="simple", path=tmp_path / "data", out=tmp_path / out, variants=variants,
+                       pretrain_steps=4, pretrain_minutes=1, max_minutes=2, epochs=3, seed=5,
+                       val_fraction=0.25, test_fraction=0.25, options=default_options(**TINY), progress=False)
+
+
+def test_training_writes_loadable_models_reproducibly(tmp_path):
+    (tmp_path / "data").mkdir()
+    write_dataset(tmp_path / "data")
+    summary = train(config(tmp_path, "run1"))
+    assert set(summary["variants"]) == {"a", "d"}
+    model_dir = tmp_path / "run1" / "variant-d"
+    assert (model_dir / "training.png").stat().st_size > 0
+    scorer = load_model(model_dir)
+    card = scorer.card
+    assert 0 < card["threshold"] < 1 and card["metrics"]["validation"]["pages"] == 2
+    assert card["training"]["dataset"] == "user dataset"
+    page = serialize((tmp_path / "data" / "p0.html").read_bytes())
+    first = scorer.score([page])[0]
+    assert first.shape == (len(page.nodes),)
+    # the same seed gives the same model
+    train(config(tmp_path, "run2", variants=("d",)))
+    again = load_model(tmp_path / "run2").score([page])[0]
+    assert np.allclose(first, again, atol=1e-6)
+
+
+def test_pretraining_corpus_from_a_folder(tmp_path):
+    write_dataset(tmp_path, n=2)
+    seqs = sequences_from_html(tmp_path, progress=False)
+    assert seqs and all(seq for seq in seqs)
+    vocab = build_vocab(seqs)
+    assert vocab[:3] == ["<UNK>", "<S>", "</S>"] and "<#CNT>" in vocab
+
+
+def test_split_keeps_groups_together():
+    groups = ["a", "a", "b", "c", "c", "c", "d", "e"]
+    train_idx, val_idx, test_idx = split_by_group(groups, 0.2, 0.2, seed=1)
+    assert sorted(train_idx + val_idx + test_idx) == list(range(len(groups)))
+    sides = [{groups[i] for i in part} for part in (train_idx, val_idx, test_idx)]
+    assert not (sides[0] & sides[1]) and not (sides[0] & sides[2]) and not (sides[1] & sides[2])
+
+
+def test_threshold_choice():
+    best, score = choose_threshold(lambda t: 1.0 - abs(t - 0.3))
+    assert best == 0.3 and score == 1.0
