@@ -12,11 +12,17 @@ from typing import Iterator, List, Optional, Set
 from urllib.parse import urlsplit
 
 import scrapy
-from scrapy.http import TextResponse
+from scrapy.http import TextResponse, XmlResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap
 from w3lib.url import canonicalize_url
+
+try:
+    from scrapy.http import JsonResponse  # Scrapy >= 2.12
+    _JSON_RESPONSE: tuple = (JsonResponse,)
+except ImportError:
+    _JSON_RESPONSE = ()
 
 # Decompressed sitemaps larger than this are cut off (the sitemap protocol's own limit is 50 MB).
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024
@@ -62,7 +68,8 @@ class EdrewSpider(scrapy.Spider):
                 yield scrapy.Request(f"{origin}/sitemap.xml", callback=self.parse_sitemap, priority=-1)
 
     def parse(self, response):
-        if not isinstance(response, TextResponse):
+        # A page, not data: a JSON or XML response found through a link has no links to extract.
+        if not isinstance(response, TextResponse) or isinstance(response, (XmlResponse, *_JSON_RESPONSE)):
             return
         for link in self.link_extractor.extract_links(response):
             request = self._page_request(link.url)

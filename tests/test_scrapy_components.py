@@ -8,7 +8,7 @@ import sys
 import pytest
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
-from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.http import HtmlResponse, JsonResponse, Response, TextResponse, XmlResponse
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
@@ -178,6 +178,22 @@ def test_skips_are_counted_and_logged_once_per_reason(caplog):
     assert any("EDREW_MAX_PAGE_BYTES=1000" in line for line in lines)
 
 
+def test_binary_bytes_served_as_html_are_skipped_as_binary():
+    crawler, mw = downloader_mw()
+    request, resp = response(body=b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 20)
+    resolve(mw.process_response(request, resp))
+    assert stat(crawler, "skipped/binary") == 1 and stat(crawler, "pages") is None
+
+
+def test_an_explicit_response_encoding_beats_the_header():
+    # what rendering middlewares produce: a UTF-8 DOM under the site's original headers
+    crawler, mw = downloader_mw()
+    body = ARTICLE.replace(b"first paragraph", "café crème".encode("utf-8"))
+    request, resp = response(body=body, headers={"Content-Type": "text/html; charset=iso-8859-1"})
+    resolve(mw.process_response(request, resp))
+    assert any("café crème" in n.content for n in resp.meta[META_KEY].nodes)
+
+
 def test_error_statuses_the_spider_handles_are_serialised():
     crawler, mw = downloader_mw()
     request, resp = response(status=404, meta={"handle_httpstatus_list": [404]})
@@ -205,6 +221,14 @@ def test_spider_follows_links_in_domain_up_to_max_pages():
             b"<a href='/three'>3</a><a href='/one#frag'>again</a></body></html>")
     page = HtmlResponse("http://a.example/", body=body, encoding="utf-8")
     assert [r.url for r in spider.parse(page)] == ["http://a.example/one", "http://a.example/two"]
+
+
+def test_spider_leaves_json_and_xml_pages_alone():
+    spider = EdrewSpider(urls="http://a.example/")
+    for cls, ctype, body in [(JsonResponse, "application/json", b'{"a": "<a href=/x>x</a>"}'),
+                             (XmlResponse, "text/xml", b"<r><a href='/x'>x</a></r>")]:
+        page = cls("http://a.example/data", body=body, headers={"Content-Type": ctype})
+        assert list(spider.parse(page)) == []
 
 
 def test_spider_reads_robots_and_sitemaps_with_relative_locations():

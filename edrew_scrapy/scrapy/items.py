@@ -29,6 +29,7 @@ class NodeItem:
     content: str
     score: float
     path: str                       # XPath of the element in the page
+    index: int                      # position among all the page's nodes (document order)
     images: List[str] = field(default_factory=list)
 
 

@@ -165,8 +165,13 @@ class EdrewDownloaderMiddleware:
 def _serialize(response):
     from ..serializer import serialize
 
-    if isinstance(response, TextResponse):
-        # The text the spider's selectors see, decoded once by Scrapy's own rules and cached.
-        return serialize(response.text, url=response.url)
-    ctype = response.headers.get(b"Content-Type")
-    return serialize(response.body, encoding=ctype.decode("latin-1") if ctype else None, url=response.url)
+    # Bytes, not response.text: the serializer then applies its own checks (binary data served as
+    # text/html is skipped as "binary") and its own decoding, the one `edrew extract` uses, which
+    # survives charset labels that are not text encodings. An encoding given to the response
+    # explicitly (rendering middlewares re-encode the DOM as UTF-8 but keep the site's headers) wins
+    # over the Content-Type header.
+    declared = getattr(response, "_encoding", None) if isinstance(response, TextResponse) else None
+    if not declared:
+        ctype = response.headers.get(b"Content-Type")
+        declared = ctype.decode("latin-1") if ctype else None
+    return serialize(response.body, encoding=declared, url=response.url)

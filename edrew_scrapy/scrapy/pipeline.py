@@ -143,7 +143,7 @@ class EdrewSpiderMiddleware:
             return []
         if self.conf.items == "node":
             return [NodeItem(url=url, title=title, content=n.content, score=round(float(n.score), 4),
-                             path=n.path, images=list(n.images)) for n in extraction.nodes]
+                             path=n.path, index=n.index, images=list(n.images)) for n in extraction.nodes]
         return [PageItem(
             url=url, title=title, text="\n".join(n.content for n in extraction.nodes),
             nodes=[{"content": n.content, "score": round(float(n.score), 4), "path": n.path}
