@@ -19,6 +19,9 @@ _HEADER_CHARSET = re.compile(r"""charset\s*=\s*["']?\s*([A-Za-z0-9._:-]{1,40})""
 # Control bytes that never occur in text documents (tab, LF, FF, CR and ESC excluded).
 _BINARY_BYTES = bytes(b for b in range(32) if b not in (9, 10, 12, 13, 27))
 _BINARY_TABLE = bytes.maketrans(b"", b"")
+_NOT_WEB_CODECS = frozenset({"idna", "punycode", "undefined", "unicode-escape", "raw-unicode-escape",
+                             "utf-7", "mbcs", "oem", "palmos", "cp65001"})
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f\ufffd]")
 
 
 def normalise_encoding(name: Optional[str]) -> Optional[str]:
@@ -30,10 +33,14 @@ def normalise_encoding(name: Optional[str]) -> Optional[str]:
     if name in ("iso-8859-1", "latin1", "latin-1", "us-ascii", "ascii", "iso8859-1", "l1"):
         return "cp1252"
     try:
-        codec = codecs.lookup(name).name
-    except (LookupError, ValueError):
+        info = codecs.lookup(name)
+    except (LookupError, ValueError, TypeError):
         return None
-    return codec
+    # Python knows codecs no web page can be in (base64, rot13, zlib, idna, ...): browsers ignore
+    # such labels, and so do we (WHATWG Encoding: an unknown label means the default).
+    if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_WEB_CODECS:
+        return None
+    return info.name
 
 
 def charset_from_content_type(content_type: Optional[str]) -> Optional[str]:
@@ -49,6 +56,14 @@ def looks_binary(data: bytes) -> bool:
     if not sample:
         return False
     bad = len(sample) - len(sample.translate(_BINARY_TABLE, _BINARY_BYTES))
+    return bad > max(8, len(sample) // 100)
+
+
+def looks_binary_text(text: str) -> bool:
+    """The str version of looks_binary: control characters (or U+FFFD left by a decoder that met
+    binary bytes) in more than 1 % of a sample."""
+    sample = text[:8192]
+    bad = len(_CONTROL_CHARS.findall(sample))
     return bad > max(8, len(sample) // 100)
 
 
@@ -69,6 +84,8 @@ def decode_html(data: bytes, declared: Optional[str] = None) -> Tuple[str, str]:
             except UnicodeDecodeError:
                 if codec != "utf-8":  # a single-byte legacy charset: keep it, replace the odd byte
                     return data.decode(codec, errors="replace"), codec
+            except (LookupError, ValueError, TypeError):  # a codec that cannot decode web bytes
+                continue
     try:
         return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from typing import List, Optional, Union
 from urllib.parse import urljoin
 
-from .decoding import charset_from_content_type, decode_html, looks_binary
+from .decoding import charset_from_content_type, decode_html, looks_binary, looks_binary_text
 from .page import Node, Page
 from .tokenizer import END, START, TEXT, parse_attributes, tokenize
 from .tokens import (CLSS, CNT, DEFAULT_CONFIG, HIDE, ID, MONEY, PROP, SEP, VOID_TAGS, WT_PREFIX,
@@ -111,6 +111,9 @@ def serialize(data: Union[bytes, bytearray, memoryview, str], *, encoding: Optio
         text, codec = decode_html(raw, declared)
     elif isinstance(data, str):
         text, codec = data, "utf-8"
+        # Scrapy hands us response.text: binary bodies served as text/html arrive decoded
+        if looks_binary_text(text):
+            return Page(url=url, nodes=[], encoding=codec, skipped="binary")
     else:
         raise TypeError(f"serialize() takes str or bytes, not {type(data).__name__}")
     if not text.strip():

@@ -88,7 +88,7 @@ PAGES: Dict[str, Tuple[Dict[str, str], bytes, Optional[str]]] = {
     "server-error": ({"Content-Type": "text/html", "Retry-After": "0"}, _doc(TEXT), "http-status"),
 }
 STATUS = {"server-error": 500}
-# Binary bytes served as text/html: meant to be skipped as "binary" (docs/scrapy.md), see the xfail below.
+# Binary bytes served as text/html: skipped as "binary" (docs/scrapy.md).
 BINARY_PAGES = {
     "binary-as-html": (HTML, _random_bytes(20000, 2), "binary"),
     "png-as-html": (HTML, b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + _random_bytes(5000, 3), "binary"),
@@ -204,11 +204,6 @@ def test_bad_pages_keep_their_text_and_nothing_else(middleware_run):
     assert "Only words and no markup" in text("all-text")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "edrew_scrapy/scrapy/middleware.py _serialize() passes response.text for every TextResponse, and the "
-    "serializer only runs its looks_binary() check on bytes: random bytes or a PNG served as text/html "
-    "become an HtmlResponse and are serialised into garbage nodes (edrew/pages) instead of being counted "
-    "under edrew/skipped/binary"))
 @pytest.mark.parametrize("name", sorted(BINARY_PAGES))
 def test_binary_bytes_served_as_html_are_skipped_as_binary(name):
     crawler = get_crawler(settings_dict={"EDREW_THREADS": 0})
@@ -225,10 +220,6 @@ def test_binary_bytes_served_as_html_are_skipped_as_binary(name):
 BOGUS_CODEC_LABELS = ["base64", "rot13", "hex", "zlib", "punycode", "undefined", "idna", "uu", "quopri"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "edrew_scrapy/decoding.py normalise_encoding() accepts any Python codec name (codecs.lookup), so "
-    "decode_html() calls bytes.decode('base64'|'rot13'|...) and serialize() raises LookupError or "
-    "UnicodeError (only UnicodeDecodeError is caught)"))
 @pytest.mark.parametrize("where", ["argument", "content-type", "meta"])
 def test_serializer_ignores_charset_labels_that_are_not_text_encodings(where):
     failures = []
