@@ -237,10 +237,6 @@ def test_serializer_ignores_charset_labels_that_are_not_text_encodings(where):
     assert not failures, failures
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "edrew_scrapy/scrapy/middleware.py _serialize() calls response.text, which raises LookupError in "
-    "w3lib for Content-Type 'text/html; charset=base64'; the page is counted under edrew/errors instead of "
-    "being serialised from its bytes (needs the decoding.py fix as well)"))
 def test_a_page_with_a_bogus_codec_charset_is_still_serialised():
     crawler = get_crawler(settings_dict={"EDREW_THREADS": 0})
     mw = EdrewDownloaderMiddleware.from_crawler(crawler)
@@ -251,10 +247,6 @@ def test_a_page_with_a_bogus_codec_charset_is_still_serialised():
     assert page is not None and any("ordinary words" in n.content for n in page.nodes)
 
 
-@pytest.mark.xfail(strict=True, raises=AttributeError, reason=(
-    "spiders/edrew.py EdrewSpider.parse() (line 67) runs LinkExtractor on every TextResponse; for an "
-    "application/json page Scrapy builds a JsonResponse and LinkExtractor raises AttributeError: "
-    "'dict' object has no attribute 'iter' (a spider error per JSON page)"))
 def test_bundled_spider_ignores_a_json_page():
     from spiders.edrew import EdrewSpider
 
