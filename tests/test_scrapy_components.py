@@ -178,6 +178,16 @@ def test_skips_are_counted_and_logged_once_per_reason(caplog):
     assert any("EDREW_MAX_PAGE_BYTES=1000" in line for line in lines)
 
 
+def test_a_page_carried_over_in_copied_meta_is_dropped():
+    crawler, mw = downloader_mw()
+    request, resp = response()
+    resolve(mw.process_response(request, resp))
+    request2, json_resp = response(url="http://example.com/data.json", body=b"{}", cls=TextResponse,
+                                   headers={"Content-Type": "application/json"}, meta=dict(resp.meta))
+    resolve(mw.process_response(request2, json_resp))
+    assert META_KEY not in json_resp.meta
+
+
 def test_binary_bytes_served_as_html_are_skipped_as_binary():
     crawler, mw = downloader_mw()
     request, resp = response(body=b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 20)

@@ -115,6 +115,9 @@ class EdrewDownloaderMiddleware:
         self.pool.stop()
 
     async def process_response(self, request, response, spider=None):
+        # A spider that passes meta=response.meta on to its next request would otherwise carry the
+        # previous page along, and a skipped response would be scored as that page.
+        request.meta.pop(META_KEY, None)
         reason = self._skip_reason(request, response)
         if reason is not None:
             self.stats.skip(reason, response.url, self._skip_detail(reason, response))
