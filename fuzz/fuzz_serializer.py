@@ -141,7 +141,9 @@ class Fuzzer:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--minutes", type=float, required=True, help="how long to fuzz")
+    parser.add_argument("--minutes", type=float, help="how long to fuzz")
+    parser.add_argument("--replay", type=Path, nargs="+", metavar="FILE",
+                        help="run these inputs (e.g. findings/*.bin) once, letting exceptions through")
     parser.add_argument("--out", type=Path, default=Path("/tmp/edrew-fuzz"),
                         help="corpus and findings directory (default /tmp/edrew-fuzz)")
     parser.add_argument("--max-len", type=int, default=65536, help="largest input in bytes")
@@ -150,6 +152,14 @@ def main(argv=None) -> int:
     parser.add_argument("--per-byte", type=float, default=20e-6,
                         help="extra seconds allowed per input byte (default 20e-6: 1.3 s more at 64 KiB)")
     args, libfuzzer_args = parser.parse_known_args(argv)
+    if args.replay:
+        for path in args.replay:
+            data = path.read_bytes()
+            page = Fuzzer._call(data[0] % 4, data[1:])() if data else None
+            print(f"{path}: {len(page.nodes) if page else 0} nodes, skipped={page and page.skipped}")
+        return 0
+    if args.minutes is None:
+        parser.error("--minutes is required (or --replay FILE...)")
 
     corpus = args.out / "corpus"
     corpus.mkdir(parents=True, exist_ok=True)
