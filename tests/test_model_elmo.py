@@ -86,3 +86,15 @@ def test_options_without_skip_connections_are_refused():
     options["lstm"]["use_skip_connections"] = False
     with pytest.raises(ValueError, match="skip"):
         ElmoBiLm(options)
+
+
+def test_pooling_ignores_padding_and_boundaries():
+    torch.manual_seed(4)
+    bilm = ElmoBiLm(default_options(**TINY)).eval()
+    emb = torch.randn(2, 4, TINY["projection_dim"])
+    with torch.no_grad():
+        layers, mask = bilm.forward_embedded(emb, torch.tensor([4, 1]))
+        together = pool_sequences(layers, mask)
+        layers1, mask1 = bilm.forward_embedded(emb[1:, :1], torch.tensor([1]))
+        alone = pool_sequences(layers1, mask1)
+    assert torch.allclose(together[1], alone[0], atol=1e-6)

@@ -26,9 +26,9 @@ class AllenNlpEncoder:
                              "build its environment with scripts/allennlp-env.sh") from None
         mix = head.scalar_mix
         self.elmo = Elmo(str(options_file), str(weight_file), num_output_representations=1, dropout=0.0,
-                         scalar_mix_parameters=[float(p) for p in mix.scalar_parameters])
+                         scalar_mix_parameters=[p.item() for p in mix.scalar_parameters])
         with torch.no_grad():
-            self.elmo.scalar_mix_0.gamma.fill_(float(mix.gamma))
+            self.elmo.scalar_mix_0.gamma.fill_(mix.gamma.item())
         self.elmo.eval()
         self.batch_size = batch_size
 

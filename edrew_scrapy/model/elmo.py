@@ -225,7 +225,11 @@ class LstmCellWithProjection(nn.Module):
         state = inputs.new_zeros(batch, self.hidden_size)
         memory = inputs.new_zeros(batch, c)
         output = inputs.new_zeros(batch, steps, self.hidden_size)
-        active = [sum(1 for n in lengths if n > t) for t in range(steps)]
+        active, k = [0] * steps, batch
+        for t in range(steps):  # rows with length > t: a prefix, since lengths are sorted descending
+            while k and lengths[k - 1] <= t:
+                k -= 1
+            active[t] = k
         cell_clip, proj_clip = self.memory_cell_clip_value, self.state_projection_clip_value
         order = range(steps) if self.go_forward else range(steps - 1, -1, -1)
         for t in order:
@@ -335,7 +339,7 @@ def pool_sequences(layers: Sequence[torch.Tensor], mask: torch.Tensor) -> torch.
     Boundary positions are dropped first, as `Elmo` does. Pooling is linear, so mixing pooled layers
     equals pooling the mixed representation: training can cache this and still learn the mix.
     """
-    inner = mask[:, 1:-1].unsqueeze(-1).to(layers[0].dtype)
+    inner = mask[:, 2:].unsqueeze(-1).to(layers[0].dtype)  # position p+1 is a token iff p+2 <= length+1
     count = inner.sum(dim=1).clamp(min=1.0)
     pooled = []
     for layer in layers:

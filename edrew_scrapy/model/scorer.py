@@ -77,10 +77,9 @@ class NativeEncoder:
             vocab = distinct([t for seq in batch for t in seq])
             position = {t: k for k, t in enumerate(vocab)}
             table = self.token_vectors(vocab)
+            width = len(batch[0])
             lengths = torch.tensor([len(s) for s in batch])
-            ids = torch.zeros(len(batch), int(lengths.max()), dtype=torch.long)
-            for r, seq in enumerate(batch):
-                ids[r, : len(seq)] = torch.tensor([position[t] for t in seq])
+            ids = torch.tensor([[position[t] for t in seq] + [0] * (width - len(seq)) for seq in batch])
             emb = table[ids]
             layers, mask = self.bilm.forward_embedded(emb, lengths)
             pooled = pool_sequences(layers, mask)           # (B, L, 2, E)
