@@ -100,7 +100,7 @@ class EdrewSpiderMiddleware:
                          conf.model, conf.backend, exc)
             raise
         threshold = conf.threshold if conf.threshold is not None else scorer.threshold
-        logger.info("EDREW scoring with the model %s (backend %s), threshold %.3f, EDREW_ITEMS=%s%s",
+        logger.info("EDREW scoring with the model %s (backend %s), threshold %.4f, EDREW_ITEMS=%s%s",
                     getattr(scorer, "directory", None) or conf.model or "models/default", conf.backend,
                     threshold, conf.items,
                     f", builder {getattr(conf.builder, '__qualname__', conf.builder)}" if conf.builder else "")
