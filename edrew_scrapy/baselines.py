@@ -7,6 +7,7 @@ naive Bayes and k-NN. Each node is a bag of its reTPS tokens (split on `<#SEP>`,
 from __future__ import annotations
 
 import random
+import warnings
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
@@ -67,6 +68,7 @@ class ReTPSBaseline:
     def fit(self, pages: Sequence) -> "ReTPSBaseline":
         from collections import Counter
 
+        from sklearn.exceptions import ConvergenceWarning
         from sklearn.feature_extraction.text import CountVectorizer
 
         rows: Counter = Counter()
@@ -92,10 +94,13 @@ class ReTPSBaseline:
                                           binary=True, min_df=min(self.min_df, max(1, len(docs) // 2)))
         x = self.vectorizer.fit_transform(docs)
         self.model = _classifier(self.name, self.seed)
-        if self.name == "knn":
-            self.model.fit(x, y)  # k-NN takes no weights: each distinct (reTPS, label) votes once
-        else:
-            self.model.fit(x, y, sample_weight=weight)
+        with warnings.catch_warnings():
+            # SGD's iteration cap is deliberate (see _classifier); tiny fits trip it harmlessly
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            if self.name == "knn":
+                self.model.fit(x, y)  # k-NN takes no weights: each distinct (reTPS, label) votes once
+            else:
+                self.model.fit(x, y, sample_weight=weight)
         return self
 
     def predict(self, page) -> np.ndarray:
