@@ -130,3 +130,12 @@ def test_cli_evaluate_needs_a_path(monkeypatch):
     monkeypatch.delenv("EDREW_WCXB", raising=False)
     with pytest.raises(SystemExit, match="EDREW_WCXB"):
         main(["evaluate", "--dataset", "wcxb"])
+
+
+def test_all_nodes_extractor_keeps_every_node():
+    lp = next(wcxb.iter_pages(DATA / "wcxb"))
+    text, pred = ev.all_nodes_extractor(lp)
+    assert pred == [1] * len(lp.page.nodes)
+    assert "Home" in text and "Why tomatoes split" in text
+    result = ev.evaluate_pages([lp], {"all-nodes": ev.all_nodes_extractor}, progress=False)[0]
+    assert result.word_r == 1.0 and result.word_p < 1.0 and result.fn == 0
