@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from typing import List, Tuple
 
@@ -135,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     print(ev.format_table(rows))
     out = args.out or os.path.join("output", f"evaluate-{args.dataset}")
     settings = {k: v for k, v in vars(args).items() if k != "func"}
-    settings["command_line"] = " ".join(sys.argv)
+    settings["command_line"] = shlex.join(["edrew"] + sys.argv[1:])
     paths = ev.write_report(rows, results, out, title, settings)
     print(f"wrote {', '.join(str(p) for p in paths.values())}")
     return 0
