@@ -226,8 +226,9 @@ def test_sigkill_then_resume_with_jobdir_loses_no_article(tmp_path):
     jobdir = tmp_path / "job"
     routes = _site_routes()
     articles = {f"/a/{i}" for i in range(N_SITE_PAGES)}
-    with RecordingServer(routes, delay=0.05) as server:
-        args = ["-s", f"JOBDIR={jobdir}", "-o", str(feed), "-s", "CONCURRENT_REQUESTS=4",
+    # Slow enough (at least 211 x 80 ms / 2 = 8.4 s) that the kill lands mid-crawl however fast scoring is.
+    with RecordingServer(routes, delay=0.08) as server:
+        args = ["-s", f"JOBDIR={jobdir}", "-o", str(feed), "-s", "CONCURRENT_REQUESTS=2",
                 "-s", "LOG_LEVEL=INFO"]
         first = subprocess.Popen(crawl_command(server.url + "/", tmp_path / "stats1.json", *args), cwd=str(ROOT),
                                  env=crawl_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
