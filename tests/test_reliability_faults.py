@@ -230,8 +230,10 @@ def test_sigkill_then_resume_with_jobdir_loses_no_article(tmp_path):
     with RecordingServer(routes, delay=0.08) as server:
         args = ["-s", f"JOBDIR={jobdir}", "-o", str(feed), "-s", "CONCURRENT_REQUESTS=2",
                 "-s", "LOG_LEVEL=INFO"]
-        first = subprocess.Popen(crawl_command(server.url + "/", tmp_path / "stats1.json", *args), cwd=str(ROOT),
-                                 env=crawl_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # The log goes to a file: an unread pipe would block the crawler once it filled up.
+        with open(tmp_path / "first.log", "w") as log:
+            first = subprocess.Popen(crawl_command(server.url + "/", tmp_path / "stats1.json", *args),
+                                     cwd=str(ROOT), env=crawl_env(), stdout=subprocess.DEVNULL, stderr=log)
         try:
             deadline = time.monotonic() + 240  # hang guard only
             while len(read_jsonl(feed)) < 40 and first.poll() is None and time.monotonic() < deadline:
