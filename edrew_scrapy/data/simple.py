@@ -73,6 +73,13 @@ def selected_text(html: str, selectors: Sequence[str]) -> str:
     return "\n".join(parts)
 
 
+def _decode(data: bytes, encoding) -> str:
+    try:
+        return data.decode(encoding or "utf-8", "replace")
+    except LookupError:  # a label the serializer understood but Python's codecs do not
+        return data.decode("utf-8", "replace")
+
+
 def iter_pages(root, labels=None, ids: Optional[Sequence[str]] = None) -> Iterator[LabelledPage]:
     """Serialized, labelled pages from a folder; `labels` defaults to ROOT/labels.jsonl or labels.json."""
     from ..serializer import serialize
@@ -97,7 +104,7 @@ def iter_pages(root, labels=None, ids: Optional[Sequence[str]] = None) -> Iterat
             found = align_reference(texts, r["main_content"]).labels
             labels_ = [a | b for a, b in zip(labels_, found)]
         if r.get("selectors"):
-            html = data.decode(r.get("encoding") or page.encoding or "utf-8", "replace")
+            html = _decode(data, r.get("encoding") or page.encoding)
             found = align_reference(texts, selected_text(html, r["selectors"])).labels
             labels_ = [a | b for a, b in zip(labels_, found)]
         yield LabelledPage(
