@@ -116,3 +116,11 @@ def test_helpers():
     assert domain_of("https://www.Example.com/x") == "example.com"
     assert domain_of(None) == ""
     assert read_source(DATA / "wcxb" / "html" / "0001.html.gz").startswith(b"<!DOCTYPE html>")
+
+
+def test_simple_selectors_with_unknown_charset_label(tmp_path):
+    (tmp_path / "p.html").write_bytes("<html><body><h1>Café menu</h1><p>Footer</p></body></html>".encode())
+    (tmp_path / "labels.jsonl").write_text(json.dumps({"file": "p.html", "encoding": "no-such-codec",
+                                                       "selectors": ["h1"]}) + "\n")
+    pages = list(simple.iter_pages(tmp_path))
+    assert _labelled(pages[0]) == ["Café menu"]
