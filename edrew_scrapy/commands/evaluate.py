@@ -1,6 +1,7 @@
 """`edrew evaluate --dataset swde|wcxb|simple PATH`: node P/R/F1 and word-F1 of extractors, per group.
 
-Compares, on the same test pages of each split: our model (--model), the reTPS baselines
+Compares, on the same test pages of each split: our model (--model, or --train-model to train it on
+each split's training pages), the reTPS baselines
 (--baselines, trained on each split's training pages), trafilatura, readability and the oracle (the
 labels themselves: the ceiling of a node classifier). Prints a table and writes summary.json,
 summary.csv, pages.csv and chart.png under --out.
@@ -8,10 +9,15 @@ summary.csv, pages.csv and chart.png under --out.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import shlex
+import shutil
 import sys
-from typing import List, Tuple
+import tempfile
+from pathlib import Path
+from typing import List, Sequence, Tuple
 
 DATASET_ENV = {"wcxb": "EDREW_WCXB", "swde": "EDREW_SWDE"}
 TEXT_EXTRACTORS = ("oracle", "trafilatura", "readability", "all-nodes")
@@ -26,6 +32,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None,
                         help="model folder to evaluate ('default' for the shipped model)")
     parser.add_argument("--threshold", type=float, default=None, help="override the model's threshold")
+    parser.add_argument("--train-model", action="store_true",
+                        help="cross-validate our model: train it (edrew train's entry point) on each split's "
+                             "training pages and score it on the test pages as 'edrew-cv'")
+    parser.add_argument("--train-minutes", type=float, default=10.0,
+                        help="--train-model: training budget per split in minutes (default: %(default)s)")
+    parser.add_argument("--train-variant", default="d", help="--train-model: model variant (default: %(default)s)")
     parser.add_argument("--extractors", default=DEFAULT_EXTRACTORS,
                         help="comma list of oracle (the labels: a node classifier's ceiling), trafilatura, "
                              "readability, all-nodes (keep every node), or 'none' (default: %(default)s)")
@@ -99,6 +111,60 @@ def _names(value: str, allowed) -> List[str]:
     return names
 
 
+def _link(src: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.symlink(os.path.abspath(src), dest)
+    except OSError:  # no symlinks on this file system
+        shutil.copyfile(src, dest)
+
+
+def write_subset(dataset: str, pages: Sequence, dest: Path) -> Path:
+    """A dataset folder, in the dataset's own layout, holding only `pages` (links to the files), so the
+    training entry point, which reads whole folders, sees one split's training pages."""
+    if dataset == "wcxb":
+        for lp in pages:
+            src = Path(lp.meta["source"])
+            _link(src, dest / "html" / src.name)
+            _link(src.parent.parent / "ground-truth" / f"{lp.page_id}.json",
+                  dest / "ground-truth" / f"{lp.page_id}.json")
+    elif dataset == "swde":
+        truth_files = set()
+        for lp in pages:
+            src = Path(lp.meta["source"])
+            _link(src, dest / "pages" / src.parent.name / src.name)
+            truth_files.update((src.parent.parent.parent / "groundtruth").glob(
+                f"{lp.meta['vertical']}-{lp.page_type_or_site}-*.txt"))
+        for f in truth_files:
+            _link(f, dest / "groundtruth" / f.name)
+    else:
+        dest.mkdir(parents=True, exist_ok=True)
+        with open(dest / "labels.jsonl", "w", encoding="utf-8") as out:
+            for lp in pages:
+                record = dict(lp.meta["record"], file=os.path.abspath(lp.meta["source"]), id=lp.page_id)
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return dest
+
+
+def train_on(args, pages: Sequence, model_dir: Path, split_name: str):
+    """Train our model on `pages` with edrew train's entry point; the loaded Scorer, or None (reported)."""
+    from ..model.scorer import load_model
+    from ..model.train import TrainConfig, train
+
+    with tempfile.TemporaryDirectory(prefix="edrew-fold-") as tmp:
+        folder = write_subset(args.dataset, pages, Path(tmp) / "data")
+        config = TrainConfig(dataset=args.dataset, path=folder, out=model_dir,
+                             variants=(args.train_variant,), max_minutes=args.train_minutes,
+                             seed=args.seed, progress=not args.no_progress,
+                             command=f"edrew evaluate --train-model ({split_name})")
+        try:
+            summary = train(config)
+        except ValueError as exc:  # e.g. too few training pages in this split
+            print(f"edrew evaluate: {split_name}: model not trained: {exc}", file=sys.stderr)
+            return None
+    return load_model(next(iter(summary["variants"].values()))["dir"])
+
+
 def run(args: argparse.Namespace) -> int:
     from .. import evaluate as ev
     from ..baselines import BASELINES, ReTPSBaseline
@@ -114,16 +180,23 @@ def run(args: argparse.Namespace) -> int:
         scorer = load_model(None if args.model == "default" else args.model)
         extractors["edrew"] = ev.scorer_extractor(scorer, args.threshold)
     extractors.update({n: fixed[n] for n in text_names})
-    if not extractors and not baseline_names:
+    if not extractors and not baseline_names and not args.train_model:
         raise SystemExit("edrew evaluate: nothing to evaluate (no --model, extractors or baselines)")
 
+    out = args.out or os.path.join("output", f"evaluate-{args.dataset}")
     pages = load_pages(args)
     if not pages:
         raise SystemExit("edrew evaluate: no pages found")
     splits = make_splits(pages, args)
     results = []
     for split_name, train, test in splits:
-        split_extractors = dict(extractors)
+        split_extractors = {}
+        if args.train_model and train:
+            model_dir = Path(out) / "models" / re.sub(r"[^\w.-]+", "_", split_name)
+            scorer = train_on(args, [pages[i] for i in train], model_dir, split_name)
+            if scorer is not None:
+                split_extractors["edrew-cv"] = ev.scorer_extractor(scorer, args.threshold)
+        split_extractors.update(extractors)
         for name in baseline_names:
             model = ReTPSBaseline(name, seed=args.seed).fit([pages[i] for i in train])
             split_extractors[name] = ev.predictor_extractor(model.predict)
@@ -134,7 +207,6 @@ def run(args: argparse.Namespace) -> int:
     title = f"{args.dataset}: {len(pages)} pages, split {split_kind}"
     print(title)
     print(ev.format_table(rows))
-    out = args.out or os.path.join("output", f"evaluate-{args.dataset}")
     settings = {k: v for k, v in vars(args).items() if k != "func"}
     settings["command_line"] = shlex.join(["edrew"] + sys.argv[1:])
     paths = ev.write_report(rows, results, out, title, settings)
