@@ -33,6 +33,12 @@ from .scorer import pool_words, save_model
 UNK, BOS, EOS = "<UNK>", "<S>", "</S>"
 
 
+def log(message: str) -> None:
+    import sys
+
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
 def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)
@@ -355,6 +361,7 @@ def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequ
         curves["train_loss"].add(epoch, total / max(count, 1))
         score = validate(predict(head, enc, val_idx))
         curves["val_score"].add(epoch, score)
+        log(f"  epoch {epoch}: train loss {total / max(count, 1):.4f}, validation {score:.4f}")
         if score > best_score:
             best_score = score
             best_state = {k: v.detach().clone() for k, v in head.state_dict().items()}
@@ -506,6 +513,8 @@ def train(config: TrainConfig) -> dict:
     if not val_idx:
         val_idx = train_idx[-1:]
     load_seconds = time.monotonic() - started
+    log(f"loaded {len(labelled)} pages in {load_seconds:.0f} s: {len(train_idx)} train, {len(val_idx)} val, "
+        f"{len(test_idx)} test")
 
     # 1. biLM
     options = json.loads(json.dumps(config.options))
@@ -521,11 +530,14 @@ def train(config: TrainConfig) -> dict:
     pre_curve, pre_info = pretrain_bilm(bilm, sequences, minutes=pre_minutes, seed=config.seed,
                                         max_steps=config.pretrain_steps, progress=config.progress)
     pre_info.update(source=pretrain_source, seconds=round(time.monotonic() - t0, 1))
+    log(f"pre-trained the biLM: {pre_info['steps']} steps, loss {pre_info['final_loss']:.3f}, "
+        f"{len(sequences)} sequences, {pre_info['seconds']:.0f} s")
 
     # 2. frozen encodings, shared by every variant
     t0 = time.monotonic()
     enc = encode_pages(bilm, pages, labels, progress=config.progress)
     encode_seconds = time.monotonic() - t0
+    log(f"encoded {len(enc.sequence_index)} distinct reTPS and {len(enc.word_index)} words in {encode_seconds:.0f} s")
 
     metric = _metric_name(config)
 
@@ -578,6 +590,7 @@ def train(config: TrainConfig) -> dict:
                     {"pretrain biLM loss": pre_curve, "head train loss": curves["train_loss"],
                      f"validation {metric}-F1": curves["val_score"]},
                     f"{config.dataset} variant {variant}")
+        log(f"variant {variant}: threshold {threshold}, validation {metrics['validation']}, {head_seconds:.0f} s")
         summary["variants"][variant] = {"dir": str(target), "threshold": threshold, "metrics": metrics,
                                         "head_seconds": round(head_seconds, 1),
                                         "card": written["training"]}
