@@ -1,0 +1,129 @@
+"""Extraction throughput on one core, side by side on the same pages in one run.
+
+    python benchmarks/throughput.py --pages ../shared/datasets/wcxb-dev/html [--limit 200] [--model DIR]
+
+Measures pages/s for: the bare HTML parse (lxml, the floor), the EDREW serializer, serializer +
+scoring with the model (each page scored on its own, caches warm as in a crawl), and
+`trafilatura.extract`. Prints the ratios, and writes a PNG of ms/page against nodes/page
+(--plot, default output/throughput.png) to show the cost is linear.
+Target (issue #5): serializer + scoring >= 3 x trafilatura's pages/s.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def load_pages(folder: Path, limit: int) -> list:
+    from tqdm import tqdm
+
+    files = sorted(p for p in folder.iterdir() if p.name.endswith((".html", ".htm", ".gz")))[:limit]
+    out = []
+    for f in tqdm(files, desc="loading", unit="page"):
+        raw = f.read_bytes()
+        out.append(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+    return out
+
+
+def rate(name: str, fn, pages: list) -> tuple:
+    """(pages/s, per-page seconds) over one pass."""
+    from tqdm import tqdm
+
+    per_page = []
+    t_all = time.perf_counter()
+    for page in tqdm(pages, desc=name, unit="page", leave=False):
+        t0 = time.perf_counter()
+        fn(page)
+        per_page.append(time.perf_counter() - t0)
+    return len(pages) / (time.perf_counter() - t_all), per_page
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pages", type=Path, default=os.environ.get("EDREW_WCXB_HTML"))
+    ap.add_argument("--limit", type=int, default=200)
+    ap.add_argument("--model", default=None, help="model directory (default: models/default)")
+    ap.add_argument("--plot", type=Path, default=Path("output/throughput.png"))
+    ap.add_argument("--no-trafilatura", action="store_true")
+    args = ap.parse_args()
+    if not args.pages:
+        ap.error("--pages is required (or EDREW_WCXB_HTML)")
+
+    import torch
+
+    torch.set_num_threads(1)
+    try:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    except (AttributeError, OSError):
+        pass
+    from edrew_scrapy.model.scorer import load_model
+    from edrew_scrapy.serializer import serialize
+
+    pages = load_pages(args.pages, args.limit)
+    scorer = load_model(args.model)
+    print(f"{len(pages)} pages, mean {sum(map(len, pages)) / len(pages) / 1024:.0f} KB; one core; "
+          f"model {scorer.directory}")
+
+    # warm-up: the caches a crawl would have after its first pages
+    for data in pages[:20]:
+        scorer.score([serialize(data)])
+
+    rows = []
+    try:
+        import lxml.etree as etree
+
+        parser = etree.HTMLParser()
+        rows.append(("lxml parse (floor)",) + rate("lxml", lambda d: etree.fromstring(d, parser), pages))
+    except ImportError:
+        pass
+    rows.append(("edrew serializer",) + rate("serializer", serialize, pages))
+    node_counts = [len(serialize(d).nodes) for d in pages]
+
+    def extract(data):
+        scorer.score([serialize(data)])
+
+    edrew = ("edrew serializer + scoring",) + rate("edrew", extract, pages)
+    rows.append(edrew)
+    if not args.no_trafilatura:
+        try:
+            import trafilatura
+
+            rows.append(("trafilatura.extract",) + rate("trafilatura", lambda d: trafilatura.extract(d), pages))
+        except ImportError:
+            pass
+    base = dict((r[0], r[1]) for r in rows)
+    print(f"\n{'':<30}{'pages/s':>10}{'ms/page':>10}{'edrew / this':>15}")
+    for name, pps, _ in rows:
+        print(f"{name:<30}{pps:>10.1f}{1000 / pps:>10.1f}{edrew[1] / pps:>15.2f}")
+    if "trafilatura.extract" in base:
+        ratio = edrew[1] / base["trafilatura.extract"]
+        print(f"target: serializer + scoring >= 3 x trafilatura -> {ratio:.2f} x "
+              f"({'PASS' if ratio >= 3 else 'FAIL'})")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        args.plot.parent.mkdir(parents=True, exist_ok=True)
+        fig, ax = plt.subplots(figsize=(6, 4))
+        ax.scatter(node_counts, [1000 * t for t in edrew[2]], s=8, alpha=0.6)
+        ax.set_xlabel("text nodes per page")
+        ax.set_ylabel("serializer + scoring, ms per page")
+        ax.set_title("EDREW cost per page (one core)")
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=120)
+        print(f"plot: {args.plot}")
+    except ImportError:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
