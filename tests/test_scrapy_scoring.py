@@ -1,0 +1,188 @@
+"""The scoring stage in process, with the shipped model: items, builder, threshold, errors, batching."""
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import asdict
+
+import pytest
+from scrapy import Request
+from scrapy.http import HtmlResponse
+from scrapy.utils.test import get_crawler
+
+from edrew_scrapy.extract import extract
+from edrew_scrapy.model.files import ModelError
+from edrew_scrapy.model.scorer import load_model
+from edrew_scrapy.scrapy import EdrewSpiderMiddleware, NodeItem, PageContext, PageItem
+from edrew_scrapy.scrapy.middleware import META_KEY
+from edrew_scrapy.scrapy.settings import EdrewSettings
+from edrew_scrapy.serializer import serialize
+
+from conftest import DEMO_SITE
+
+PAGES = ["news/council-approves-riverside-bike-lanes.html", "blog/how-we-built-our-flood-map.html",
+         "shop/riverside-through-the-seasons.html", "help/managing-your-subscription.html"]
+
+
+@pytest.fixture(scope="module")
+def scorer():
+    return load_model()
+
+
+def middleware(scorer, **settings):
+    crawler = get_crawler(settings_dict=settings)
+    return crawler, EdrewSpiderMiddleware(crawler, EdrewSettings.from_settings(crawler.settings), scorer)
+
+
+def responses(paths=PAGES):
+    out = []
+    for path in paths:
+        url = f"http://demo.test/{path}"
+        body = (DEMO_SITE / path).read_bytes() if (DEMO_SITE / path).exists() else path.encode()
+        request = Request(url)
+        request.meta[META_KEY] = serialize(body, url=url)
+        out.append(HtmlResponse(url, body=body, encoding="utf-8", request=request))
+    return out
+
+
+def run(mw, resps, own=()):
+    """Each response through process_spider_output concurrently, as Scrapy does; its outputs."""
+    async def spider_output():
+        for item in own:
+            yield item
+
+    async def one(resp):
+        return [out async for out in mw.process_spider_output(resp, spider_output())]
+
+    async def main():
+        return await asyncio.gather(*(one(r) for r in resps))
+
+    return asyncio.run(main())
+
+
+def stat(crawler, key):
+    return crawler.stats.get_value("edrew/" + key)
+
+
+def test_page_items_hold_what_extract_keeps(scorer):
+    crawler, mw = middleware(scorer)
+    resps = responses()
+    own = {"mine": 1}
+    results = run(mw, resps, own=[own])
+    expected = extract([r.meta[META_KEY] for r in resps], scorer=scorer)
+    for outputs, resp, ext in zip(results, resps, expected):
+        assert outputs[0] is own  # the spider's output first, untouched
+        assert len(outputs) == 2 and isinstance(outputs[1], PageItem)
+        item = outputs[1]
+        assert item.url == resp.url and item.title == ext.title
+        assert item.text == "\n".join(n.content for n in ext.nodes)
+        assert [n["path"] for n in item.nodes] == [n.path for n in ext.nodes]
+    assert stat(crawler, "items") == len(resps)
+    assert stat(crawler, "nodes") == sum(len(r.meta[META_KEY].nodes) for r in resps)
+    assert stat(crawler, "relevant_nodes") == sum(len(e.nodes) for e in expected)
+    article = results[0][1]
+    assert "Riverside council voted nine to four" in article.text
+    assert "Accept all cookies" not in article.text
+
+
+def test_node_items(scorer):
+    crawler, mw = middleware(scorer, EDREW_ITEMS="node")
+    [outputs] = run(mw, responses(PAGES[:1]))
+    assert outputs and all(isinstance(item, NodeItem) for item in outputs)
+    assert len(outputs) == stat(crawler, "relevant_nodes") == stat(crawler, "items")
+    assert any("Riverside council voted nine to four" in item.content for item in outputs)
+    assert set(asdict(outputs[0])) == {"url", "title", "content", "score", "path", "index", "images"}
+
+
+def test_threshold_zero_keeps_every_node(scorer):
+    crawler, mw = middleware(scorer, EDREW_ITEMS="node", EDREW_THRESHOLD=0.0)
+    resp = responses(PAGES[:1])[0]
+    [outputs] = run(mw, [resp])
+    assert len(outputs) == len(resp.meta[META_KEY].nodes) == stat(crawler, "nodes")
+
+
+def test_builder_gets_contents_and_context(scorer):
+    calls = []
+
+    def builder(contents, context):
+        calls.append((contents, context))
+        if "flood-map" in context.url:
+            return None
+        if "shop" in context.url:
+            return [{"part": i, "text": c} for i, c in enumerate(contents[:2])]
+        return {"url": context.url, "first": contents[0], "n": len(contents)}
+
+    crawler, mw = middleware(scorer, EDREW_BUILDER=builder)
+    resps = responses(PAGES[:3])
+    results = run(mw, resps)
+    assert len(calls) == 3
+    contents, context = calls[0]
+    assert isinstance(context, PageContext) and context.response is resps[0]
+    assert context.page is resps[0].meta[META_KEY]
+    assert contents == [n.content for n in context.extraction.nodes]
+    assert results[0] == [{"url": resps[0].url, "first": contents[0], "n": len(contents)}]
+    assert results[1] == []
+    assert [item["part"] for item in results[2]] == [0, 1]
+    assert stat(crawler, "items") == 3 and stat(crawler, "skipped/builder-empty") == 1
+
+
+def test_a_failing_builder_costs_one_page(scorer, caplog):
+    def builder(contents, context):
+        if "flood-map" in context.url:
+            raise RuntimeError("builder bug")
+        if "shop" in context.url:
+            return "not an item"
+        return {"url": context.url}
+
+    crawler, mw = middleware(scorer, EDREW_BUILDER=builder)
+    with caplog.at_level(logging.ERROR):
+        results = run(mw, responses(PAGES[:3]))
+    assert results[0] == [{"url": "http://demo.test/" + PAGES[0]}] and results[1] == results[2] == []
+    assert stat(crawler, "errors") == 2
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    assert "flood-map" in logged and "builder bug" in logged and "riverside-through-the-seasons" in logged
+
+
+class BreaksOnOnePage:
+    """The shipped scorer, except that any batch holding the page named `bad` raises."""
+
+    def __init__(self, scorer, bad):
+        self.scorer, self.bad, self.batches = scorer, bad, []
+
+    def __getattr__(self, name):
+        return getattr(self.scorer, name)
+
+    def score(self, pages):
+        self.batches.append(len(pages))
+        if any(self.bad in (p.url or "") for p in pages):
+            raise ValueError("model exploded")
+        return self.scorer.score(pages)
+
+
+def test_one_bad_page_loses_only_its_own_item(scorer, caplog):
+    broken = BreaksOnOnePage(scorer, "flood-map")
+    crawler, mw = middleware(broken)
+    with caplog.at_level(logging.ERROR):
+        results = run(mw, responses())
+    assert [len(outputs) for outputs in results] == [1, 0, 1, 1]
+    assert stat(crawler, "errors") == 1 and stat(crawler, "items") == 3
+    [record] = [r for r in caplog.records if "EDREW could not score" in r.getMessage()]
+    assert "blog/how-we-built-our-flood-map.html" in record.getMessage()
+    assert "model exploded" in record.getMessage()
+
+
+def test_pages_are_scored_in_batches(scorer):
+    spy = BreaksOnOnePage(scorer, "no page has this name")
+    crawler, mw = middleware(spy, EDREW_BATCH_PAGES=3)
+    many = responses(PAGES + PAGES[:3])
+    results = run(mw, many)
+    assert all(len(outputs) == 1 for outputs in results)
+    assert sum(spy.batches) == len(many) and max(spy.batches) == 3 and len(spy.batches) < len(many)
+
+
+def test_a_model_that_cannot_load_raises_in_from_crawler(tmp_path, caplog):
+    crawler = get_crawler(settings_dict={"EDREW_MODEL": str(tmp_path / "missing")})
+    with caplog.at_level(logging.ERROR), pytest.raises(ModelError):
+        EdrewSpiderMiddleware.from_crawler(crawler)
+    [record] = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert str(tmp_path / "missing") in record.getMessage()
