@@ -41,11 +41,15 @@ out, log = sys.argv[1:]
 items = [json.loads(line) for line in open(out, encoding="utf-8") if line.strip()]
 print(f"\n{len(items)} items in {out} (crawl log: {log})\n")
 for item in items:
-    url = item.get("url", "")
-    body = item.get("text") or item.get("content") or ""
-    first = body.splitlines()[0] if body else ""
-    print(f"  {url.split('/', 3)[-1] or '/':<48} {len(body):>6} chars  {first[:70]}")
-stats = dict(re.findall(r"'(edrew/[^']+)': (\d+)", open(log, encoding="utf-8").read()))
+    path = item.get("url", "").split("/", 3)[-1] or "/"
+    kept = len(item.get("nodes") or []) if "nodes" in item else 1
+    title = (item.get("title") or "").split(" | ")[0]
+    print(f"  {path:<48} {kept:>3} nodes {len(item.get('text') or item.get('content') or ''):>6} chars  {title[:60]}")
+stats = {k: int(v) for k, v in re.findall(r"'(edrew/[^']+)': (\d+)", open(log, encoding="utf-8").read())}
+if stats.get("edrew/nodes"):
+    share = 100 * stats.get("edrew/relevant_nodes", 0) / stats["edrew/nodes"]
+    print(f"\nKept {stats.get('edrew/relevant_nodes', 0)} of {stats['edrew/nodes']} text nodes ({share:.0f}%).")
 if stats:
-    print("\nEDREW stats: " + ", ".join(f"{k[6:]}={v}" for k, v in sorted(stats.items())))
+    print("EDREW stats: " + ", ".join(f"{k[6:]}={v}" for k, v in sorted(stats.items())))
+print(f"One article, in full: grep bike-lanes {out} | python -m json.tool")
 PY
