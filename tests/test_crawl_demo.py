@@ -113,11 +113,14 @@ def test_crawl_obeys_robots_follows_sitemap_and_counts(page_crawl):
     assert log.count("EDREW skipped") == len([k for k in stats if k.startswith("edrew/skipped/")])
 
 
-def test_node_items(demo_url, tmp_path):
+def test_node_items_under_a_twisted_reactor(demo_url, tmp_path):
+    # Not the asyncio reactor this time: the worker threads hand results back through Deferreds.
     out = tmp_path / "nodes.jsonl"
     proc = run_scrapy(["crawl", "edrew", "-a", f"urls={demo_url}/{ARTICLE}", "-a", "max_pages=1",
-                       "-a", "sitemaps=0", "-s", "EDREW_ITEMS=node", "-O", str(out)])
+                       "-a", "sitemaps=0", "-s", "EDREW_ITEMS=node", "-O", str(out),
+                       "-s", "TWISTED_REACTOR=twisted.internet.selectreactor.SelectReactor"])
     assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "'TWISTED_REACTOR': 'twisted.internet.selectreactor.SelectReactor'" in proc.stderr
     nodes = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     assert {path_of(n["url"]) for n in nodes} == {ARTICLE}
     assert set(nodes[0]) == {"url", "title", "content", "score", "path", "index", "images"}

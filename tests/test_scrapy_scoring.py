@@ -85,8 +85,8 @@ def test_page_items_hold_what_extract_keeps(scorer):
     assert "Accept all cookies" not in article.text
 
 
-def test_node_items(scorer):
-    crawler, mw = middleware(scorer, EDREW_ITEMS="node")
+def test_node_items_scored_on_the_event_loop_thread(scorer):
+    crawler, mw = middleware(scorer, EDREW_ITEMS="node", EDREW_THREADS=0)
     [outputs] = run(mw, responses(PAGES[:1]))
     assert outputs and all(isinstance(item, NodeItem) for item in outputs)
     assert len(outputs) == stat(crawler, "relevant_nodes") == stat(crawler, "items")
