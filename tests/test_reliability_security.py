@@ -68,13 +68,20 @@ def test_package_never_unpickles_anything():
 
 
 def test_model_files_are_json_hdf5_and_safetensors_only():
+    import json
+
     from edrew_scrapy.model import files
 
     assert set(files.DATA_FILES) | {files.CARD} == {"card.json", "elmo_options.json", "elmo_weights.hdf5",
                                                     "head.safetensors"}
     model = ROOT / "models" / "default"
-    if model.is_dir():
-        assert {p.suffix for p in model.iterdir() if p.is_file()} <= {".json", ".hdf5", ".safetensors", ".md"}
+    if not model.is_dir():
+        return
+    card = json.loads((model / files.CARD).read_text("utf-8"))
+    assert {Path(name).suffix for name in card["files"]} <= {".json", ".hdf5", ".safetensors"}
+    # Nothing in the directory that a pickle-based loader would read (plots and notes are fine).
+    pickled = {".pkl", ".pickle", ".pt", ".pth", ".ckpt", ".bin", ".joblib", ".npy", ".npz", ".tar"}
+    assert not [p.name for p in model.iterdir() if p.suffix in pickled]
 
 
 # ------------------------------------------------------------------ robots.txt and allowed domains
