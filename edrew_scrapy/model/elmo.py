@@ -237,11 +237,12 @@ class LstmCellWithProjection(nn.Module):
             if k == 0:
                 continue
             gates = torch.addmm(projected[:k, t], state[:k], w_state_t).sigmoid_()
-            candidate = gates[:, 2 * c: 3 * c] * 2.0 - 1.0
-            new_memory = gates[:, :c] * candidate + gates[:, c: 2 * c] * memory[:k]
+            i_gate, f_gate, g_half, o_gate = gates.view(k, 4, c).unbind(1)
+            # i*(2g-1) + f*m  and  o*(2*sigmoid(2m)-1), written with fewer tensor calls per step
+            new_memory = torch.addcmul(f_gate * memory[:k] - i_gate, i_gate, g_half, value=2.0)
             if cell_clip:
                 new_memory.clamp_(-cell_clip, cell_clip)
-            hidden = gates[:, 3 * c:] * ((new_memory * 2.0).sigmoid_() * 2.0 - 1.0)
+            hidden = torch.addcmul(-o_gate, o_gate, (new_memory * 2.0).sigmoid_(), value=2.0)
             new_state = hidden.mm(w_proj_t)
             if proj_clip:
                 new_state.clamp_(-proj_clip, proj_clip)
