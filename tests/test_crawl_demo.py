@@ -8,11 +8,10 @@ import csv
 import json
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_scrapy
+from conftest import run_scrapy
 
 pytestmark = pytest.mark.crawl
 
