@@ -209,6 +209,10 @@ def test_error_statuses_the_spider_handles_are_serialised():
     request, resp = response(status=404, meta={"handle_httpstatus_list": [404]})
     resolve(mw.process_response(request, resp))
     assert resp.meta[META_KEY].nodes
+    crawler, mw = downloader_mw(HTTPERROR_ALLOWED_CODES="410,451")  # as `-s` gives it
+    request, resp = response(status=410)
+    resolve(mw.process_response(request, resp))
+    assert resp.meta[META_KEY].nodes
 
 
 # ---------------------------------------------------------------- the bundled spider

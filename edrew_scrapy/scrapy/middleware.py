@@ -102,7 +102,7 @@ class EdrewDownloaderMiddleware:
         self.crawler = crawler
         self.conf = conf
         self.stats = EdrewStats(crawler.stats, logger)
-        self._allowed_statuses = set(crawler.settings.getlist("HTTPERROR_ALLOWED_CODES"))
+        self._allowed_statuses = {int(code) for code in crawler.settings.getlist("HTTPERROR_ALLOWED_CODES")}
         self._allow_all_statuses = crawler.settings.getbool("HTTPERROR_ALLOW_ALL")
         self.pool = WorkerPool(conf.threads, "edrew-serializer")
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
