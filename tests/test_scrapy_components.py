@@ -98,6 +98,21 @@ def test_addon_keeps_a_projects_own_choice_of_priority_or_none():
     assert settings.getdict("DOWNLOADER_MIDDLEWARES") == {path: None}
 
 
+class OldSettings(Settings):
+    """Settings of a Scrapy before 2.13, which had no setdefault_in_component_priority_dict()."""
+
+    @property
+    def setdefault_in_component_priority_dict(self):
+        raise AttributeError
+
+
+def test_addon_on_a_scrapy_without_the_setdefault_helper():
+    settings = OldSettings({"SPIDER_MIDDLEWARES": {"edrew_scrapy.scrapy.EdrewSpiderMiddleware": 10}})
+    Addon().update_settings(settings)
+    assert settings.getdict("DOWNLOADER_MIDDLEWARES")[EdrewDownloaderMiddleware] == 540
+    assert settings.getdict("SPIDER_MIDDLEWARES") == {"edrew_scrapy.scrapy.EdrewSpiderMiddleware": 10}
+
+
 def test_addon_in_a_real_crawler():
     crawler = get_crawler(settings_dict={"ADDONS": {"edrew_scrapy.Addon": 500}})
     crawler._apply_settings() if hasattr(crawler, "_apply_settings") else None
