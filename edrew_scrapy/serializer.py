@@ -58,6 +58,7 @@ _IMPLIED = {
 }
 _P_SCOPE = frozenset({"table", "td", "th", "button", "html", "body", "caption", "object", "applet", "marquee"})
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+_HEAD_CONTENT = frozenset({"title", "meta", "link", "style", "script", "base", "noscript", "template", "head"})
 _SCOPE_LOOKBACK = 12
 _MAX_MERGE_HEIGHT = 8  # inline subtrees deeper than this stay separate nodes (bounds text copying)
 _NO_NODE = frozenset({"title", "head", "#document"})
@@ -294,6 +295,10 @@ class _Builder:
 
     def _close_implied(self, name: str, stack: list, open_counts: dict) -> None:
         els = self.els
+        if open_counts.get("head") and name not in _HEAD_CONTENT:
+            # browsers end an unclosed <head> at <body> or at the first element of the page's body
+            while open_counts.get("head"):
+                self._pop(stack, open_counts)
         if name in _CLOSES_P and open_counts.get("p"):
             self._close_to("p", _P_SCOPE, stack, open_counts)
         if name in _HEADINGS and els[stack[-1]].name in _HEADINGS:

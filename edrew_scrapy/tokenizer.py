@@ -29,7 +29,9 @@ _START_TAG_QUOTE_BLIND = re.compile(r"<([A-Za-z][^\s/>]*+)([^>]*?)(/?)>")
 _END_TAG = re.compile(r"</([A-Za-z][^\s/>]*+)[^>]*+>")
 _RAW_END_CACHE: dict = {}
 
-RAW_TEXT = frozenset({"script", "style", "xmp", "iframe", "noembed", "noframes", "noscript", "template",
+# <noscript> is not here: a client without scripts (a crawler) parses its content as markup, and
+# forums such as Discourse serve the whole thread in it.
+RAW_TEXT = frozenset({"script", "style", "xmp", "iframe", "noembed", "noframes", "template",
                       "title", "textarea", "plaintext"})
 
 
@@ -100,8 +102,13 @@ def tokenize(html: str, raw_text: frozenset = RAW_TEXT) -> Iterator[Event]:
             elif html.startswith("<![CDATA[", lt):
                 # Browsers end this bogus comment at the first '>', leaking "]]>" and whatever
                 # followed as text; XHTML served as HTML means the whole section, which we skip.
+                # Without a "]]>" we do what browsers do (XenForo pages open CDATA and never close it).
                 end = find("]]>", lt + 9)
-                pos = n if end < 0 else end + 3
+                if end >= 0:
+                    pos = end + 3
+                else:
+                    gt = find(">", lt)
+                    pos = n if gt < 0 else gt + 1
             else:  # <!DOCTYPE ...> and other bogus comments
                 gt = find(">", lt)
                 pos = n if gt < 0 else gt + 1

@@ -32,9 +32,23 @@ def test_script_end_tag_case_insensitive_and_unterminated_script():
     assert contents("<p>a</p><script>never closed <p>b</p>") == ["a"]
 
 
-@pytest.mark.parametrize("tag", ["style", "noscript"])
+@pytest.mark.parametrize("tag", ["style", "template"])
 def test_skip_tags_with_content(tag):
     assert contents(f"<div>kept<{tag}>dropped <b>x</b></{tag}></div>") == ["kept"]
+
+
+def test_noscript_is_transparent_for_a_client_without_scripts():
+    # the thesis skips noscript; Discourse forums serve every post inside it
+    page = serialize("<body><noscript><div class='post'><p>the whole thread</p></div></noscript></body>")
+    assert [n.content for n in page.nodes] == ["the whole thread"]
+    assert not any(t.startswith("noscript|") for t in page.nodes[0].tokens)
+
+
+def test_unclosed_head_ends_at_body():
+    html = "<html><head><title>T</title><body><p>Hello world text</p></body></html>"
+    page = serialize(html)
+    assert page.title == "T" and [n.content for n in page.nodes] == ["Hello world text"]
+    assert contents("<head><meta charset=utf-8><div>flow content</div>") == ["flow content"]
 
 
 @pytest.mark.parametrize("tag", ["link", "meta", "base", "input", "area"])

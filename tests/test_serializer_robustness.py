@@ -55,6 +55,11 @@ def test_unterminated_comment_swallows_the_rest_like_browsers():
     assert contents("<p>a</p><!-- c --><p>b</p><!--><p>c</p>") == ["a", "b", "c"]
 
 
+def test_unterminated_cdata_ends_at_the_next_gt_like_browsers():
+    # the bogus comment "<![CDATA[ x >" ends at its first ">"; the rest of the page is kept
+    assert contents("<p>a<![CDATA[ x ></p><p>after</p>") == ["a", "after"]
+
+
 def test_cdata_doctype_and_processing_instructions_are_not_text():
     assert contents('<!DOCTYPE html><?xml version="1.0"?><p>a<![CDATA[ hidden ]]>b</p>') == ["ab"]
 
