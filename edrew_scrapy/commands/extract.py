@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
             failed += 1
             if args.format == "jsonl":
                 out.write(json.dumps({"path": source, "error": str(exc)}, ensure_ascii=False) + "\n")
-            print(f"edrew extract: {source}: {exc}", file=sys.stderr)
+            print(f"edrew extract: {exc}" if source in str(exc) else f"edrew extract: {source}: {exc}", file=sys.stderr)
             continue
         if args.format == "jsonl":
             record = {"path": source, "url": result.url, "title": result.title, "text": result.text,
