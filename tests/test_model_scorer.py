@@ -58,3 +58,24 @@ def test_unknown_backend_is_refused(tmp_path):
     tiny_model(tmp_path)
     with pytest.raises(ValueError, match="backend"):
         load_model(tmp_path, backend="tensorflow")
+
+
+def test_concurrent_calls_give_the_same_scores(tmp_path):
+    import threading
+
+    tiny_model(tmp_path)
+    scorer = load_model(tmp_path)
+    pages = [make_page(5 + i, url=f"http://example.test/{i}") for i in range(6)]
+    expected = load_model(tmp_path).score(pages)
+    results = {}
+
+    def work(i):
+        results[i] = scorer.score([pages[i]])[0]
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(pages))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i, exp in enumerate(expected):
+        assert np.allclose(results[i], exp, atol=1e-6)

@@ -7,6 +7,7 @@ are batched sorted by length so that padding stays small.
 """
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Dict, Hashable, List, Optional, Sequence, Union
@@ -114,6 +115,8 @@ class Scorer:
         self.head = head.eval()
         self.backend = encoder.name
         self.sequences = LRU(sequence_cache)
+        # the caches are shared state: one score() at a time (torch already uses the cores inside it)
+        self._lock = threading.Lock()
 
     def _sequence_vectors(self, keys: List[str], tokens: Dict[str, List[str]]) -> torch.Tensor:
         return self.sequences.get_many(
@@ -127,7 +130,7 @@ class Scorer:
         """One float32 array of P(relevant) per page, aligned with page.nodes."""
         config = self.head.config
         results: List[np.ndarray] = []
-        with torch.inference_mode():
+        with self._lock, torch.inference_mode():
             tokens: Dict[str, List[str]] = {}
             for page in pages:
                 for node in page.nodes:
