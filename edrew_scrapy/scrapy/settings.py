@@ -23,6 +23,7 @@ DEFAULTS = {
     "EDREW_MAX_PAGE_BYTES": 5 * 1024 * 1024,  # 0: no limit
     "EDREW_BATCH_PAGES": 8,         # pages scored together in one model call, at most
     "EDREW_THREADS": 1,             # serialisation threads; 0 runs it (and scoring) on the reactor thread
+    "EDREW_TORCH_THREADS": 1,       # torch intra-op threads for scoring; 0 leaves torch's own setting
 }
 
 ITEM_MODES = ("page", "node")
@@ -40,6 +41,7 @@ class EdrewSettings:
     max_page_bytes: int
     batch_pages: int
     threads: int
+    torch_threads: int = 1
 
     @classmethod
     def from_settings(cls, settings) -> "EdrewSettings":
@@ -78,4 +80,5 @@ class EdrewSettings:
             max_page_bytes=max(0, settings.getint("EDREW_MAX_PAGE_BYTES", DEFAULTS["EDREW_MAX_PAGE_BYTES"])),
             batch_pages=max(1, settings.getint("EDREW_BATCH_PAGES", DEFAULTS["EDREW_BATCH_PAGES"])),
             threads=max(0, settings.getint("EDREW_THREADS", DEFAULTS["EDREW_THREADS"])),
+            torch_threads=max(0, settings.getint("EDREW_TORCH_THREADS", DEFAULTS["EDREW_TORCH_THREADS"])),
         )
