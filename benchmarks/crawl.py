@@ -11,7 +11,6 @@ Targets (issue #5): pages/s with the add-on >= 50 % of without; peak RSS <= 1 GB
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import resource
@@ -25,6 +24,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from benchmark_pages import load_pages  # noqa: E402
 
 SPIDER = textwrap.dedent('''
     import scrapy
@@ -50,10 +52,7 @@ def make_pages(n: int, html_dir: Path | None) -> list:
     """N page bodies; page i links to pages 2i+1 and 2i+2 so the crawl is a breadth-first tree."""
     sources = []
     if html_dir:
-        files = sorted(p for p in html_dir.iterdir() if p.name.endswith((".html", ".gz")))[:300]
-        for f in files:
-            raw = f.read_bytes()
-            sources.append(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+        sources = load_pages(html_dir, 300, progress=False)
     else:
         para = ("The council met on Tuesday to discuss the new cycling lanes, which residents have asked "
                 "for since the bridge closed. Several speakers described the daily commute in detail. ")

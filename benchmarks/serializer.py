@@ -10,7 +10,6 @@ Targets (issue #2): serializer >= 80 pages/s on WCXB pages; t(2N) <= 2.2 t(N); h
 from __future__ import annotations
 
 import argparse
-import gzip
 import os
 import sys
 import time
@@ -18,19 +17,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmark_pages import load_pages  # noqa: E402
+
 from tqdm import tqdm  # noqa: E402
 
 from edrew_scrapy.serializer import serialize  # noqa: E402
 from edrew_scrapy.tokenizer import tokenize  # noqa: E402
-
-
-def load_pages(folder: Path, limit: int) -> list:
-    files = sorted(p for p in folder.iterdir() if p.name.endswith((".html", ".htm", ".gz")))[:limit]
-    pages = []
-    for f in tqdm(files, desc="loading", unit="page"):
-        raw = f.read_bytes()
-        pages.append(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-    return pages
 
 
 def best_rate(name: str, fn, pages: list, repeats: int) -> float:

@@ -11,7 +11,6 @@ Target (issue #5): serializer + scoring >= 3 x trafilatura's pages/s.
 from __future__ import annotations
 
 import argparse
-import gzip
 import os
 import sys
 import time
@@ -19,16 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-
-def load_pages(folder: Path, limit: int) -> list:
-    from tqdm import tqdm
-
-    files = sorted(p for p in folder.iterdir() if p.name.endswith((".html", ".htm", ".gz")))[:limit]
-    out = []
-    for f in tqdm(files, desc="loading", unit="page"):
-        raw = f.read_bytes()
-        out.append(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-    return out
+from benchmark_pages import load_pages  # noqa: E402
 
 
 def rate(name: str, fn, pages: list) -> tuple:
