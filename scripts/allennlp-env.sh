@@ -29,6 +29,10 @@ IMPORT_DEPS=(
 TEST_DEPS=(pytest pluggy iniconfig)
 
 STAMP="$VENV/.edrew-stamp"
+# two runs at once (CI and a developer, say) would delete each other's half-built venv
+mkdir -p "$(dirname "$VENV")"
+exec 9>"$VENV.lock"
+flock 9
 WANT="$(printf '%s\n' "${TORCH[@]}" "${ALLENNLP[@]}" "${IMPORT_DEPS[@]}" "${TEST_DEPS[@]}" | sha256sum | cut -c1-16)"
 if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
   start=$(date +%s)
