@@ -22,7 +22,19 @@ from .features import distinct, page_features, retps_tokens, text_words
 from .files import ModelError
 from .head import Head
 
-DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent.parent / "models" / "default"
+def _shipped_models_dir() -> Path:
+    """models/ of the repository (a clone or an editable install), else the copy a wheel installs
+    under <prefix>/share/edrew-scrapy/models (setup.cfg's data_files)."""
+    import sys
+
+    in_repo = Path(__file__).resolve().parent.parent.parent / "models"
+    if (in_repo / "default").is_dir():
+        return in_repo
+    installed = Path(sys.prefix) / "share" / "edrew-scrapy" / "models"
+    return installed if (installed / "default").is_dir() else in_repo
+
+
+DEFAULT_MODEL_DIR = _shipped_models_dir() / "default"
 BACKENDS = ("native", "allennlp")
 
 
