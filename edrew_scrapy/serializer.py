@@ -473,7 +473,7 @@ class _NodeBuilder:
             chain = self._chain(i, chains, count_tags, fib, buckets_cache, max_tokens)
             tokens = own[::-1] + chain
             bucket = fibonacci_bucket(el.position, count_tags, fib) if el.position else fib[0]
-            imgs = self._images(i, absorbed) if b.images else []
+            imgs = self._images(i, absorbed, mixed) if b.images else []
             idx = len(nodes)
             node_of[i] = idx
             nodes.append(Node(
@@ -540,7 +540,7 @@ class _NodeBuilder:
             chains[j] = below
         return below
 
-    def _images(self, i: int, absorbed: list) -> list:
+    def _images(self, i: int, absorbed: list, mixed: list) -> list:
         """Images of the element and of its non-text children up to max_image_bubble levels down."""
         els = self.b.els
         out = list(els[i].images or ())
@@ -549,7 +549,7 @@ class _NodeBuilder:
             nxt = []
             for c in frontier:
                 ce = els[c]
-                if absorbed[c] or not _has_text(ce):
+                if absorbed[c] or not mixed[c]:
                     if ce.images:
                         out.extend(ce.images)
                     nxt.extend(s for s in ce.segs if type(s) is int)

@@ -26,9 +26,9 @@ from torch.nn import functional as F
 
 from ..page import Page
 from .elmo import ElmoBiLm, char_tensor, default_options, pool_sequences
-from .features import MAX_RETPS_TOKENS, page_features, retps_tokens, text_words
+from .features import page_features, retps_tokens, text_words
 from .head import Head, head_config
-from .scorer import pool_words, save_model
+from .scorer import save_model
 
 UNK, BOS, EOS = "<UNK>", "<S>", "</S>"
 
