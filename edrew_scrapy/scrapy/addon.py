@@ -5,6 +5,7 @@ from scrapy.utils.misc import load_object
 
 from .middleware import EdrewDownloaderMiddleware
 from .pipeline import EdrewSpiderMiddleware
+from .resume import ResumeGuard, resume_enabled, wrap_feeds
 from .settings import DEFAULTS
 
 # Below RetryMiddleware (550), HttpCompressionMiddleware (590) and RedirectMiddleware (600), so their
@@ -14,6 +15,9 @@ DOWNLOADER_MIDDLEWARE_PRIORITY = 540
 # Next to the spider: the relevant-content items then flow through every other spider middleware,
 # just as if the spider had yielded them.
 SPIDER_MIDDLEWARE_PRIORITY = 950
+# Any order works: the guard only needs to run before the engine opens the scheduler, and every
+# extension is built before that.
+EXTENSION_PRIORITY = 500
 
 
 def _setdefault_component(settings, name: str, cls: type, priority: int) -> None:
@@ -29,7 +33,8 @@ def _setdefault_component(settings, name: str, cls: type, priority: int) -> None
 
 
 class Addon:
-    """Enable the EDREW downloader and spider middlewares and set the EDREW_ defaults.
+    """Enable the EDREW downloader and spider middlewares and set the EDREW_ defaults; with JOBDIR,
+    also the resume guard and, on every feed, the filter that keeps a page from being exported twice.
 
     Every value is set at "addon" priority or only when missing, so a project's own EDREW_ settings
     and component priorities (including None to disable one) always win.
@@ -42,3 +47,6 @@ class Addon:
                               DOWNLOADER_MIDDLEWARE_PRIORITY)
         _setdefault_component(settings, "SPIDER_MIDDLEWARES", EdrewSpiderMiddleware,
                               SPIDER_MIDDLEWARE_PRIORITY)
+        if resume_enabled(settings):
+            _setdefault_component(settings, "EXTENSIONS", ResumeGuard, EXTENSION_PRIORITY)
+            wrap_feeds(settings)

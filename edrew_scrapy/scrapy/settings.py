@@ -24,6 +24,7 @@ DEFAULTS = {
     "EDREW_BATCH_PAGES": 8,         # pages scored together in one model call, at most
     "EDREW_THREADS": 1,             # serialisation threads; 0 runs it (and scoring) on the reactor thread
     "EDREW_TORCH_THREADS": 1,       # torch intra-op threads for scoring; 0 leaves torch's own setting
+    "EDREW_RESUME": True,           # with JOBDIR: restart after an unclean stop; no page twice in a feed
 }
 
 ITEM_MODES = ("page", "node")
@@ -42,6 +43,7 @@ class EdrewSettings:
     batch_pages: int
     threads: int
     torch_threads: int = 1
+    resume: bool = True
 
     @classmethod
     def from_settings(cls, settings) -> "EdrewSettings":
@@ -81,4 +83,5 @@ class EdrewSettings:
             batch_pages=max(1, settings.getint("EDREW_BATCH_PAGES", DEFAULTS["EDREW_BATCH_PAGES"])),
             threads=max(0, settings.getint("EDREW_THREADS", DEFAULTS["EDREW_THREADS"])),
             torch_threads=max(0, settings.getint("EDREW_TORCH_THREADS", DEFAULTS["EDREW_TORCH_THREADS"])),
+            resume=settings.getbool("EDREW_RESUME", DEFAULTS["EDREW_RESUME"]),
         )
