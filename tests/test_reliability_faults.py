@@ -195,65 +195,115 @@ def test_one_page_failing_is_counted_and_logged_and_no_other_item_is_lost(tmp_pa
 
 # ------------------------------------------------------------------ SIGKILL, then resume with JOBDIR
 
-N_SITE_PAGES = 200
+# Scrapy's dupefilter appends 22 bytes per request (2-byte length + 20-byte fingerprint) to
+# JOBDIR/requests.seen through an 8 KB buffer, so the file only gets fingerprints once about 372
+# requests are scheduled. A front page that links to every article schedules them all at once: the
+# first ~372 fingerprints, the front page's own among them, reach the disk long before those pages
+# are exported. Without the resume guard a run resumed after SIGKILL finds the front page "seen" and
+# exports nothing more (measured: 449 of 500 articles lost).
+N_SITE_PAGES = 500
+KILL_AFTER_ITEMS = 30
 
 
 def _site_routes():
-    """/ lists ten section pages, each listing twenty articles: 211 HTML pages in all."""
+    """/ links to N_SITE_PAGES articles: N_SITE_PAGES + 1 HTML pages."""
     routes = {"/robots.txt": (200, {"Content-Type": "text/plain"}, b"User-agent: *\nAllow: /\n")}
-    sections = []
-    for s in range(10):
-        links = "".join(f"<li><a href='/a/{s * 20 + k}'>Article {s * 20 + k}</a></li>" for k in range(20))
-        routes[f"/s/{s}"] = (200, {"Content-Type": "text/html"},
-                             f"<html><head><title>Section {s}</title></head><body><ul>{links}</ul></body></html>".encode())
-        sections.append(f"<li><a href='/s/{s}'>Section {s}</a></li>")
+    links = "".join(f"<li><a href='/a/{i}'>Article {i}</a></li>" for i in range(N_SITE_PAGES))
     routes["/"] = (200, {"Content-Type": "text/html"},
-                   f"<html><body><ul>{''.join(sections)}</ul></body></html>".encode())
+                   f"<html><head><title>Front</title></head><body><ul>{links}</ul></body></html>".encode())
     for i in range(N_SITE_PAGES):
         routes[f"/a/{i}"] = (200, {"Content-Type": "text/html; charset=utf-8"}, _article(i))
     return routes
 
 
+def _start_and_stop(server, tmp_path, args, sig, name):
+    """Start a crawl, send `sig` once KILL_AFTER_ITEMS items are in the feed, wait for it to end."""
+    feed = tmp_path / "feed.jsonl"
+    # The log goes to a file: an unread pipe would block the crawler once it filled up.
+    with open(tmp_path / f"{name}.log", "w") as log:
+        proc = subprocess.Popen(crawl_command(server.url + "/", tmp_path / f"{name}-stats.json", *args),
+                                cwd=str(ROOT), env=crawl_env(), stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        deadline = time.monotonic() + 240  # hang guard only
+        while len(read_jsonl(feed)) < KILL_AFTER_ITEMS and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None, "the crawl ended before it could be stopped"
+        proc.send_signal(sig)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
+def _strict_feed(feed: Path):
+    """The feed's items; every line must be a complete JSON object."""
+    lines = feed.read_bytes().split(b"\n")
+    assert lines[-1] == b"", f"the feed ends in a partial line: {lines[-1][:80]!r}"
+    return [json.loads(line) for line in lines[:-1]]
+
+
+def _article_counts(items):
+    counts = {}
+    for item in items:
+        path = "/" + item["url"].split("/", 3)[3]
+        counts[path] = counts.get(path, 0) + 1
+    return counts
+
+
 @needs_model
-def test_sigkill_then_resume_with_jobdir_loses_no_article(tmp_path):
-    """What holds after SIGKILL, as measured with Scrapy 2.19: JOBDIR's request queue and dupefilter
-    state are only consistent after a graceful stop, so the resumed run finds (almost) nothing usable
-    and crawls the site again from its start URL. Hence: no page is lost, and every page exported
-    before the kill may be exported once more; an append-mode (-o) JSON Lines feed keeps both runs'
-    lines (a last line cut short by the kill is dropped when read) and readers dedupe by URL.
-    Checked: the union holds every article; no URL appears more than once per run."""
+def test_sigkill_then_resume_with_jobdir_exports_every_article_exactly_once(tmp_path):
+    """SIGKILL mid-crawl, then the same command again: the feed ends with every article exactly once.
+
+    The killed run leaves requests.seen with fingerprints of pages it never exported (the front
+    page's among them) and no saved queue; the resume guard sees its marker, deletes both and starts
+    over, and the feed filter skips what the feed already holds."""
     feed = tmp_path / "feed.jsonl"
     jobdir = tmp_path / "job"
-    routes = _site_routes()
     articles = {f"/a/{i}" for i in range(N_SITE_PAGES)}
-    # Slow enough (at least 211 x 80 ms / 2 = 8.4 s) that the kill lands mid-crawl however fast scoring is.
-    with RecordingServer(routes, delay=0.08) as server:
-        args = ["-s", f"JOBDIR={jobdir}", "-o", str(feed), "-s", "CONCURRENT_REQUESTS=2",
-                "-s", "LOG_LEVEL=INFO"]
-        # The log goes to a file: an unread pipe would block the crawler once it filled up.
-        with open(tmp_path / "first.log", "w") as log:
-            first = subprocess.Popen(crawl_command(server.url + "/", tmp_path / "stats1.json", *args),
-                                     cwd=str(ROOT), env=crawl_env(), stdout=subprocess.DEVNULL, stderr=log)
-        try:
-            deadline = time.monotonic() + 240  # hang guard only
-            while len(read_jsonl(feed)) < 40 and first.poll() is None and time.monotonic() < deadline:
-                time.sleep(0.2)
-            assert first.poll() is None, "the crawl ended before it could be killed"
-            first.send_signal(signal.SIGKILL)
-            first.wait(timeout=30)
-        finally:
-            if first.poll() is None:
-                first.kill()
-                first.wait()
-        exported_before = {item["url"] for item in read_jsonl(feed)}
-        assert 0 < len(exported_before) < len(articles)
+    args = ["-s", f"JOBDIR={jobdir}", "-o", str(feed), "-s", "LOG_LEVEL=INFO"]
+    with RecordingServer(_site_routes()) as server:
+        assert _start_and_stop(server, tmp_path, args, signal.SIGKILL, "first") == -signal.SIGKILL
+        before = read_jsonl(feed)
+        assert KILL_AFTER_ITEMS <= len(before) < N_SITE_PAGES
+        # The loss scenario is real: the disk holds more fingerprints (22 bytes each) than pages were
+        # exported, and no queue state.
+        assert (jobdir / "requests.seen").stat().st_size // 22 > len(before) + 100
+        assert not (jobdir / "requests.queue" / "active.json").exists()
         proc, stats = run_crawl(server.url + "/", tmp_path, *args, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    items = read_jsonl(feed)
-    urls = [item["url"] for item in items]
-    got = {"/" + url.split("/", 3)[3] for url in urls}
-    assert articles <= got, f"lost after resume: {sorted(articles - got)[:10]}"
-    counts = {url: urls.count(url) for url in set(urls)}
-    assert max(counts.values()) <= 2, max(counts.items(), key=lambda kv: kv[1])
-    twice = {url for url, n in counts.items() if n == 2}
-    assert twice <= exported_before, sorted(twice - exported_before)[:10]
+    assert stats.get("edrew/resume/unclean-restart") == 1, stats
+    assert "did not close cleanly" in proc.stderr
+    assert stats.get("edrew/resume/already-exported") == len(before), stats
+    counts = _article_counts(_strict_feed(feed))
+    assert set(counts) >= articles, f"lost after resume: {sorted(articles - set(counts))[:10]}"
+    assert max(counts.values()) == 1, sorted(p for p, n in counts.items() if n > 1)[:10]
+    assert not (jobdir / "edrew-crawl-running").exists()
+
+
+@needs_model
+def test_graceful_stop_then_resume_with_jobdir_keeps_the_queue_and_exports_every_article_once(tmp_path):
+    """One SIGINT: Scrapy saves its queue and the guard sees a clean close, so the resumed run goes on
+    from the saved queue (no restart) and the feed ends with every article exactly once."""
+    feed = tmp_path / "feed.jsonl"
+    jobdir = tmp_path / "job"
+    articles = {f"/a/{i}" for i in range(N_SITE_PAGES)}
+    args = ["-s", f"JOBDIR={jobdir}", "-o", str(feed), "-s", "LOG_LEVEL=INFO"]
+    with RecordingServer(_site_routes()) as server:
+        assert _start_and_stop(server, tmp_path, args, signal.SIGINT, "first") == 0
+        assert (jobdir / "requests.queue" / "active.json").exists()
+        assert not (jobdir / "edrew-crawl-running").exists()
+        before = _strict_feed(feed)
+        assert len(before) < N_SITE_PAGES
+        requested_before = len(server.paths())
+        proc, stats = run_crawl(server.url + "/", tmp_path, *args, timeout=300)
+        requested_after = len(server.paths()) - requested_before
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Resuming crawl" in proc.stderr
+    assert "edrew/resume/unclean-restart" not in stats
+    # Only the rest of the site is fetched again (robots.txt aside), not the whole site.
+    assert requested_after <= N_SITE_PAGES + 2 - len(before), (requested_after, len(before))
+    counts = _article_counts(_strict_feed(feed))
+    assert set(counts) >= articles, f"lost after resume: {sorted(articles - set(counts))[:10]}"
+    assert max(counts.values()) == 1, sorted(p for p, n in counts.items() if n > 1)[:10]
