@@ -69,11 +69,74 @@ def node_features(node: Node, page: Page) -> List[float]:
     ]
 
 
+_LETTER_BIT, _UPPER_BIT, _DIGIT_BIT, _PUNCT_BIT = 1, 2, 4, 8
+_CLASSES = ((_LETTER, _LETTER_BIT), (_UPPER, _UPPER_BIT), (_DIGIT, _DIGIT_BIT), (_PUNCT, _PUNCT_BIT))
+_BMP = 0x10000
+_table: "np.ndarray | None" = None
+
+
+def _class_bits(text: str) -> int:
+    return sum(bit for pattern, bit in _CLASSES if pattern.match(text))
+
+
+def _class_table() -> np.ndarray:
+    """Per code point of the BMP, which of the four counted classes it is in (built from the regexes
+    themselves, once, so the vectorised counts are exactly those of node_features)."""
+    global _table
+    if _table is None:
+        every = "".join(map(chr, range(_BMP)))
+        table = np.zeros(_BMP, dtype=np.uint8)
+        for pattern, bit in _CLASSES:
+            hits = np.fromiter((m.start() for m in pattern.finditer(every)), dtype=np.int64)
+            table[hits] |= bit
+        _table = table
+    return _table
+
+
 def page_features(page: Page) -> np.ndarray:
-    """(len(page.nodes), N_FEATURES) float32."""
-    if not page.nodes:
+    """(len(page.nodes), N_FEATURES) float32: node_features for every node, vectorised.
+
+    The four character counts (letters, upper case, digits, punctuation) are the costly part; here
+    they come from one pass over the page's text through a code point table and cumulative sums,
+    instead of four regex scans per node (5 ms of a page's 13 ms of scoring with warm caches).
+    """
+    nodes = page.nodes
+    if not nodes:
         return np.zeros((0, N_FEATURES), dtype=np.float32)
-    return np.asarray([node_features(node, page) for node in page.nodes], dtype=np.float32)
+    texts = [node.content for node in nodes]
+    codes = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    bits = _class_table()[np.minimum(codes, _BMP - 1)]
+    beyond = np.flatnonzero(codes >= _BMP)
+    if beyond.size:  # astral code points (emoji, historic scripts): few, classified one by one
+        bits[beyond] = [_class_bits(chr(c)) for c in codes[beyond].tolist()]
+    ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))
+    starts = np.concatenate(([0], ends[:-1]))
+
+    def count(bit: int) -> np.ndarray:
+        total = np.concatenate(([0], np.cumsum((bits & bit) != 0, dtype=np.int64)))
+        return (total[ends] - total[starts]).astype(np.float64)
+
+    letters, upper, digits, punct = (count(bit) for bit in (_LETTER_BIT, _UPPER_BIT, _DIGIT_BIT, _PUNCT_BIT))
+    n = (ends - starts).astype(np.float64)
+    denom = np.maximum(n, 1.0)
+    count_tags = max(page.count_tags, 1)
+    n_nodes = max(len(nodes), 1)
+    out = np.empty((len(nodes), N_FEATURES), dtype=np.float64)
+    out[:, 0] = np.log1p(n) / 8.0
+    out[:, 1] = np.log1p([len(text.split()) for text in texts]) / 6.0
+    out[:, 2] = np.minimum(np.fromiter((node.link_chars for node in nodes), dtype=np.float64, count=n_nodes) / denom, 1.0)
+    out[:, 3] = punct / denom
+    out[:, 4] = digits / denom
+    out[:, 5] = upper / np.maximum(letters, 1.0)
+    out[:, 6] = [node.bucket / 100.0 for node in nodes]
+    out[:, 7] = np.minimum([node.position / count_tags for node in nodes], 1.0)
+    out[:, 8] = [node.index / n_nodes for node in nodes]
+    out[:, 9] = [1.0 if node.hidden else 0.0 for node in nodes]
+    out[:, 10] = [min(node.depth, 60) / 60.0 for node in nodes]
+    out[:, 11] = [1.0 if text and text[-1] in _SENTENCE_END else 0.0 for text in texts]
+    out[:, 12] = [1.0 if node.images else 0.0 for node in nodes]
+    out[:, 13] = math.log1p(len(nodes)) / 10.0
+    return out.astype(np.float32)
 
 
 def distinct(items: Sequence[str]) -> List[str]:

@@ -1,0 +1,40 @@
+"""page_features (vectorised) must equal node_features (the readable definition) exactly."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from edrew_scrapy.model.features import N_FEATURES, node_features, page_features
+from edrew_scrapy.serializer import serialize
+
+PAGES = [
+    "<html><body><nav><a href='/'>Home</a> | <a href='/a'>About us</a></nav>"
+    "<article><h1>ÀÉÎ Title, with PUNCTUATION!</h1><p>Digits 12345 and ½ ² ٣ (not all decimal).</p>"
+    "<p>Greek ΑΒΓ δεζ, Cyrillic ЖЖж, «quotes» — dashes… and_underscores.</p>"
+    "<p>Astral: emoji 😀, math 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𝐀𝐁, a lone surrogate \ud800 here.</p></article>"
+    "<div hidden>hidden text</div><p><img src='x.png'>with an image</p>"
+    "<footer>© 2026 — all rights reserved</footer></body></html>",
+    "plain text only, no tags at all.",
+    "<p>one</p>",
+    "<div><p></p><p>   </p></div>",
+]
+
+
+@pytest.mark.parametrize("html", PAGES)
+def test_vectorised_features_equal_the_definition(html):
+    page = serialize(html)
+    expected = np.asarray([node_features(node, page) for node in page.nodes], dtype=np.float32)
+    got = page_features(page)
+    assert got.shape == (len(page.nodes), N_FEATURES)
+    assert got.dtype == np.float32
+    if len(page.nodes):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_every_code_point_class_matches_the_regexes():
+    # The table is built from the regexes; this checks the astral fallback agrees with it too.
+    from edrew_scrapy.model import features
+
+    table = features._class_table()
+    for cp in (0x41, 0x61, 0x5F, 0x31, 0xBD, 0x663, 0x2014, 0xFF21, 0xD800):
+        assert table[cp] == features._class_bits(chr(cp)), hex(cp)
