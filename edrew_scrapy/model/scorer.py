@@ -119,7 +119,8 @@ def pool_words(word_lists: List[List[str]], token_vectors: Callable[[List[str]],
 class Scorer:
     """Scores pages with one model; `threshold` and `card` come from the model card."""
 
-    def __init__(self, directory: Path, card: dict, encoder, head: Head, sequence_cache: int = 100_000) -> None:
+    def __init__(self, directory: Path, card: dict, encoder, head: Head, sequence_cache: int = 100_000,
+                 text_cache: int = 50_000) -> None:
         self.directory = Path(directory)
         self.card = card
         self.threshold = float(card.get("threshold", 0.5))
@@ -127,6 +128,7 @@ class Scorer:
         self.head = head.eval()
         self.backend = encoder.name
         self.sequences = LRU(sequence_cache)
+        self.texts = LRU(text_cache)
         # the caches are shared state: one score() at a time (torch already uses the cores inside it)
         self._lock = threading.Lock()
 
@@ -135,8 +137,23 @@ class Scorer:
             keys, lambda missing: self.encoder.encode([tokens[k] for k in missing]).flatten(1))
 
     def _text_vectors(self, page: Page) -> torch.Tensor:
-        word_lists = [text_words(n.content) for n in page.nodes]
-        return pool_words(word_lists, self.encoder.token_vectors)
+        # Menus, footers and buttons repeat on every page of a site: their pooled word vectors are
+        # looked up instead of rebuilt. The key is the words the model reads (at most 8 x 20 chars),
+        # not the content, so the cache's memory stays bounded whatever the pages hold.
+        words = {}
+        keys = []
+        for node in page.nodes:
+            ws = text_words(node.content)
+            key = "\x1f".join(ws)
+            words[key] = ws
+            keys.append(key)
+        unique = list(words)
+        vectors = self.texts.get_many(
+            unique, lambda missing: pool_words([words[k] for k in missing], self.encoder.token_vectors))
+        if len(unique) == len(keys):
+            return vectors
+        where = {k: i for i, k in enumerate(unique)}
+        return vectors[[where[k] for k in keys]]
 
     def score(self, pages: Sequence[Page]) -> List[np.ndarray]:
         """One float32 array of P(relevant) per page, aligned with page.nodes."""
