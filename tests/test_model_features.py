@@ -38,3 +38,22 @@ def test_every_code_point_class_matches_the_regexes():
     table = features._class_table()
     for cp in (0x41, 0x61, 0x5F, 0x31, 0xBD, 0x663, 0x2014, 0xFF21, 0xD800):
         assert table[cp] == features._class_bits(chr(cp)), hex(cp)
+
+
+def test_models_that_read_fewer_features_get_the_first_ones():
+    # models trained before the template-repetition features read 14
+    page = serialize(PAGES[0])
+    np.testing.assert_array_equal(page_features(page, 14), page_features(page)[:, :14])
+
+
+def test_template_repetition_features():
+    page = serialize("<ul><li><a href=/a>One</a></li><li><a href=/b>Two</a></li><li><a href=/c>Six</a></li></ul>"
+                     "<p>" + "word " * 30 + "</p>")
+    feats = page_features(page)
+    items = [k for k, n in enumerate(page.nodes) if n.content in ("One", "Two", "Six")]
+    para = [k for k, n in enumerate(page.nodes) if n.content.startswith("word")][0]
+    assert len(items) == 3
+    assert all(feats[k, 14] == pytest.approx(np.log1p(3) / 6.0) for k in items)
+    assert feats[para, 14] == pytest.approx(np.log1p(1) / 6.0)
+    total = sum(len(n.content) for n in page.nodes)
+    assert feats[para, 15] == pytest.approx(len(page.nodes[para].content) / total)

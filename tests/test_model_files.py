@@ -113,3 +113,12 @@ def test_no_pickle_in_the_model_package():
         text = py.read_text()
         for banned in ("import pickle", "torch.load(", "torch.save(", "import dill"):
             assert banned not in text, f"{py.name} uses {banned}"
+
+
+def test_a_head_that_reads_more_features_than_this_version_computes(tmp_path):
+    tiny_model(tmp_path)
+    card = json.loads((tmp_path / files.CARD).read_text())
+    card["head"]["n_features"] = 99
+    (tmp_path / files.CARD).write_text(json.dumps(card))
+    with pytest.raises(ModelError, match=r"card\.json.*99 shallow features"):
+        load_model(tmp_path, verify=False)

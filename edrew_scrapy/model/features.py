@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import List, Sequence
+from typing import Dict, List, Sequence
 
 import numpy as np
 
@@ -25,8 +25,24 @@ FEATURE_NAMES = (
     "log_chars", "log_words", "link_density", "punct_ratio", "digit_ratio", "upper_ratio",
     "bucket", "relative_position", "relative_index", "hidden", "depth", "ends_sentence",
     "has_images", "log_page_nodes",
+    # Template repetition: how many nodes of the page share this node's reTPS shape (the reTPS without
+    # its position buckets, "li|21" -> "li", since the items of one list sit in different buckets),
+    # and what share of the page's text they hold. Menus repeat a shape with little text, the items of
+    # a listing repeat one with much of the page's text, an article's paragraphs share one that holds
+    # most of it.
+    "log_same_retps", "same_retps_text_share",
 )
+# Models record how many features they read (card: head.n_features); the first 14 are those of
+# models trained before the template-repetition features, which keep working unchanged.
 N_FEATURES = len(FEATURE_NAMES)
+
+
+_BUCKET = re.compile(r"\|\d+")
+
+
+def retps_shape(retps: str) -> str:
+    """The reTPS without its position buckets: what the nodes of one repeated template share."""
+    return _BUCKET.sub("", retps)
 
 
 def retps_tokens(node: Node) -> List[str]:
@@ -66,6 +82,9 @@ def node_features(node: Node, page: Page) -> List[float]:
         1.0 if text and text[-1] in _SENTENCE_END else 0.0,
         1.0 if node.images else 0.0,
         math.log1p(len(page.nodes)) / 10.0,
+        math.log1p(sum(1 for other in page.nodes if retps_shape(other.retps) == retps_shape(node.retps))) / 6.0,
+        sum(len(other.content) for other in page.nodes if retps_shape(other.retps) == retps_shape(node.retps))
+        / max(sum(len(other.content) for other in page.nodes), 1),
     ]
 
 
@@ -93,8 +112,9 @@ def _class_table() -> np.ndarray:
     return _table
 
 
-def page_features(page: Page) -> np.ndarray:
-    """(len(page.nodes), N_FEATURES) float32: node_features for every node, vectorised.
+def page_features(page: Page, n_features: int = N_FEATURES) -> np.ndarray:
+    """(len(page.nodes), n_features) float32: the first `n_features` of node_features for every node,
+    vectorised.
 
     The four character counts (letters, upper case, digits, punctuation) are the costly part; here
     they come from one pass over the page's text through a code point table and cumulative sums,
@@ -102,7 +122,7 @@ def page_features(page: Page) -> np.ndarray:
     """
     nodes = page.nodes
     if not nodes:
-        return np.zeros((0, N_FEATURES), dtype=np.float32)
+        return np.zeros((0, n_features), dtype=np.float32)
     texts = [node.content for node in nodes]
     codes = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     bits = _class_table()[np.minimum(codes, _BMP - 1)]
@@ -136,7 +156,26 @@ def page_features(page: Page) -> np.ndarray:
     out[:, 11] = [1.0 if text and text[-1] in _SENTENCE_END else 0.0 for text in texts]
     out[:, 12] = [1.0 if node.images else 0.0 for node in nodes]
     out[:, 13] = math.log1p(len(nodes)) / 10.0
-    return out.astype(np.float32)
+    if n_features > 14:
+        shape_of: Dict[str, str] = {}
+        group: Dict[str, List[int]] = {}
+        shapes = []
+        for node, size in zip(nodes, map(len, texts)):
+            shape = shape_of.get(node.retps)
+            if shape is None:
+                shape = shape_of[node.retps] = retps_shape(node.retps)
+            shapes.append(shape)
+            entry = group.get(shape)
+            if entry is None:
+                group[shape] = [1, size]
+            else:
+                entry[0] += 1
+                entry[1] += size
+        total_chars = max(float(n.sum()), 1.0)
+        same = [group[shape] for shape in shapes]
+        out[:, 14] = np.log1p([g[0] for g in same]) / 6.0
+        out[:, 15] = np.asarray([g[1] for g in same], dtype=np.float64) / total_chars
+    return out[:, :n_features].astype(np.float32)
 
 
 def distinct(items: Sequence[str]) -> List[str]:

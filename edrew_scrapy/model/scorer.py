@@ -18,7 +18,7 @@ import torch
 from ..page import Page
 from . import files
 from .elmo import ElmoBiLm, char_tensor, pool_sequences
-from .features import distinct, page_features, retps_tokens, text_words
+from .features import N_FEATURES, distinct, page_features, retps_tokens, text_words
 from .files import ModelError
 from .head import Head
 
@@ -176,7 +176,7 @@ class Scorer:
                 where = {k: i for i, k in enumerate(unique)}
                 elmo = self._sequence_vectors(unique, tokens)[[where[k] for k in keys]]
                 text = self._text_vectors(page).unsqueeze(0) if config["use_text"] else None
-                feats = torch.from_numpy(page_features(page)).unsqueeze(0) if config["use_features"] else None
+                feats = torch.from_numpy(page_features(page, config["n_features"])).unsqueeze(0) if config["use_features"] else None
                 logits = self.head(elmo.unsqueeze(0), text, feats)
                 results.append(torch.sigmoid(logits[0]).numpy().astype(np.float32))
         return results
@@ -194,6 +194,10 @@ def load_head(directory: Path, card: dict) -> Head:
     config = card.get("head")
     if not isinstance(config, dict):
         raise ModelError(f"{Path(directory) / files.CARD}: the card has no head configuration")
+    n_features = config.get("n_features", 0)
+    if config.get("use_features") and not (isinstance(n_features, int) and 0 < n_features <= N_FEATURES):
+        raise ModelError(f"{Path(directory) / files.CARD}: the head reads {n_features!r} shallow features; "
+                         f"this version of edrew-scrapy computes {N_FEATURES} (a newer model needs a newer release)")
     try:
         head = Head(config)
     except (KeyError, TypeError, ValueError) as exc:
