@@ -5,8 +5,7 @@
 Measures pages/s for: the bare HTML parse (lxml, the floor), the EDREW serializer, serializer +
 scoring with the model (each page scored on its own, after 20 warm-up pages; then the same pages a
 second time, every cache warm), and `trafilatura.extract`. Prints the ratios, and writes a PNG of
-ms/page against nodes/page
-(--plot, default output/throughput.png) to show the cost is linear.
+ms/page against nodes/page (--plot, default output/throughput.png) to show the cost is linear.
 Target (issue #5): serializer + scoring >= 3 x trafilatura's pages/s.
 """
 from __future__ import annotations

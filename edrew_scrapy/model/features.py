@@ -129,7 +129,8 @@ def page_features(page: Page, n_features: int = N_FEATURES) -> np.ndarray:
     beyond = np.flatnonzero(codes >= _BMP)
     if beyond.size:  # astral code points (emoji, historic scripts): few, classified one by one
         bits[beyond] = [_class_bits(chr(c)) for c in codes[beyond].tolist()]
-    ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)))
+    lengths = [len(text) for text in texts]
+    ends = np.cumsum(np.asarray(lengths, dtype=np.int64))
     starts = np.concatenate(([0], ends[:-1]))
 
     def count(bit: int) -> np.ndarray:
@@ -137,14 +138,14 @@ def page_features(page: Page, n_features: int = N_FEATURES) -> np.ndarray:
         return (total[ends] - total[starts]).astype(np.float64)
 
     letters, upper, digits, punct = (count(bit) for bit in (_LETTER_BIT, _UPPER_BIT, _DIGIT_BIT, _PUNCT_BIT))
-    n = (ends - starts).astype(np.float64)
+    n = np.asarray(lengths, dtype=np.float64)
     denom = np.maximum(n, 1.0)
     count_tags = max(page.count_tags, 1)
     n_nodes = max(len(nodes), 1)
     out = np.empty((len(nodes), N_FEATURES), dtype=np.float64)
     out[:, 0] = np.log1p(n) / 8.0
     out[:, 1] = np.log1p([len(text.split()) for text in texts]) / 6.0
-    out[:, 2] = np.minimum(np.fromiter((node.link_chars for node in nodes), dtype=np.float64, count=n_nodes) / denom, 1.0)
+    out[:, 2] = np.minimum(np.asarray([node.link_chars for node in nodes], dtype=np.float64) / denom, 1.0)
     out[:, 3] = punct / denom
     out[:, 4] = digits / denom
     out[:, 5] = upper / np.maximum(letters, 1.0)
@@ -160,7 +161,7 @@ def page_features(page: Page, n_features: int = N_FEATURES) -> np.ndarray:
         shape_of: Dict[str, str] = {}
         group: Dict[str, List[int]] = {}
         shapes = []
-        for node, size in zip(nodes, map(len, texts)):
+        for node, size in zip(nodes, lengths):
             shape = shape_of.get(node.retps)
             if shape is None:
                 shape = shape_of[node.retps] = retps_shape(node.retps)

@@ -64,6 +64,15 @@ class LRU:
             data.popitem(last=False)
         return torch.stack(out) if out else torch.zeros(0)
 
+    def gather(self, keys: Sequence[Hashable], compute: Callable[[List[Hashable]], torch.Tensor]) -> torch.Tensor:
+        """Like get_many, for keys that may repeat: one row per key, each distinct key looked up once."""
+        unique = distinct(keys)
+        values = self.get_many(unique, compute)
+        if len(unique) == len(keys):
+            return values
+        where = {k: i for i, k in enumerate(unique)}
+        return values[[where[k] for k in keys]]
+
 
 class NativeEncoder:
     """ELMo in plain PyTorch (elmo.py): token vectors and pooled, mixed sequence vectors."""
@@ -133,7 +142,7 @@ class Scorer:
         self._lock = threading.Lock()
 
     def _sequence_vectors(self, keys: List[str], tokens: Dict[str, List[str]]) -> torch.Tensor:
-        return self.sequences.get_many(
+        return self.sequences.gather(
             keys, lambda missing: self.encoder.encode([tokens[k] for k in missing]).flatten(1))
 
     def _text_vectors(self, page: Page) -> torch.Tensor:
@@ -147,13 +156,8 @@ class Scorer:
             key = "\x1f".join(ws)
             words[key] = ws
             keys.append(key)
-        unique = list(words)
-        vectors = self.texts.get_many(
-            unique, lambda missing: pool_words([words[k] for k in missing], self.encoder.token_vectors))
-        if len(unique) == len(keys):
-            return vectors
-        where = {k: i for i, k in enumerate(unique)}
-        return vectors[[where[k] for k in keys]]
+        return self.texts.gather(
+            keys, lambda missing: pool_words([words[k] for k in missing], self.encoder.token_vectors))
 
     def score(self, pages: Sequence[Page]) -> List[np.ndarray]:
         """One float32 array of P(relevant) per page, aligned with page.nodes."""
@@ -171,10 +175,7 @@ class Scorer:
                 if not page.nodes:
                     results.append(np.zeros(0, dtype=np.float32))
                     continue
-                keys = [n.retps for n in page.nodes]
-                unique = distinct(keys)
-                where = {k: i for i, k in enumerate(unique)}
-                elmo = self._sequence_vectors(unique, tokens)[[where[k] for k in keys]]
+                elmo = self._sequence_vectors([n.retps for n in page.nodes], tokens)
                 text = self._text_vectors(page).unsqueeze(0) if config["use_text"] else None
                 feats = torch.from_numpy(page_features(page, config["n_features"])).unsqueeze(0) if config["use_features"] else None
                 logits = self.head(elmo.unsqueeze(0), text, feats)

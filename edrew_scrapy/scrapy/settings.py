@@ -43,7 +43,6 @@ class EdrewSettings:
     batch_pages: int
     threads: int
     torch_threads: int = 1
-    resume: bool = True
 
     @classmethod
     def from_settings(cls, settings) -> "EdrewSettings":
@@ -83,5 +82,4 @@ class EdrewSettings:
             batch_pages=max(1, settings.getint("EDREW_BATCH_PAGES", DEFAULTS["EDREW_BATCH_PAGES"])),
             threads=max(0, settings.getint("EDREW_THREADS", DEFAULTS["EDREW_THREADS"])),
             torch_threads=max(0, settings.getint("EDREW_TORCH_THREADS", DEFAULTS["EDREW_TORCH_THREADS"])),
-            resume=settings.getbool("EDREW_RESUME", DEFAULTS["EDREW_RESUME"]),
         )
