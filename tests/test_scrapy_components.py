@@ -13,7 +13,7 @@ from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
 from edrew_scrapy.scrapy import Addon, EdrewDownloaderMiddleware, EdrewSpiderMiddleware
-from edrew_scrapy.scrapy.middleware import META_KEY, is_html
+from edrew_scrapy.scrapy.middleware import EXTRACTION_KEY, META_KEY, is_html
 from edrew_scrapy.scrapy.settings import DEFAULTS, EdrewSettings
 from spiders.edrew import EdrewSpider
 
@@ -197,10 +197,18 @@ def test_a_page_carried_over_in_copied_meta_is_dropped():
     crawler, mw = downloader_mw()
     request, resp = response()
     resolve(mw.process_response(request, resp))
+    copied = {**resp.meta, EXTRACTION_KEY: "the previous page's scores"}
     request2, json_resp = response(url="http://example.com/data.json", body=b"{}", cls=TextResponse,
-                                   headers={"Content-Type": "application/json"}, meta=dict(resp.meta))
+                                   headers={"Content-Type": "application/json"}, meta=copied)
     resolve(mw.process_response(request2, json_resp))
-    assert META_KEY not in json_resp.meta
+    assert META_KEY not in json_resp.meta and EXTRACTION_KEY not in json_resp.meta
+
+
+def test_without_the_spider_middleware_pages_are_serialised_not_scored():
+    crawler, mw = downloader_mw()
+    request, resp = response()
+    resolve(mw.process_response(request, resp))  # never waits: there is no model to wait for
+    assert resp.meta[META_KEY].nodes and EXTRACTION_KEY not in resp.meta
 
 
 def test_binary_bytes_served_as_html_are_skipped_as_binary():

@@ -13,8 +13,8 @@ from scrapy.utils.test import get_crawler
 from edrew_scrapy.extract import extract
 from edrew_scrapy.model.files import ModelError
 from edrew_scrapy.model.scorer import load_model
-from edrew_scrapy.scrapy import EdrewSpiderMiddleware, NodeItem, PageContext, PageItem
-from edrew_scrapy.scrapy.middleware import META_KEY
+from edrew_scrapy.scrapy import EdrewDownloaderMiddleware, EdrewSpiderMiddleware, NodeItem, PageContext, PageItem
+from edrew_scrapy.scrapy.middleware import EXTRACTION_KEY, META_KEY
 from edrew_scrapy.scrapy.settings import EdrewSettings
 from edrew_scrapy.serializer import serialize
 
@@ -46,12 +46,16 @@ def responses(paths=PAGES):
 
 
 def run(mw, resps, own=()):
-    """Each response through process_spider_output concurrently, as Scrapy does; its outputs."""
+    """Each response through the downloader middleware (which scores it) and then process_spider_output,
+    concurrently, as Scrapy does; its outputs."""
+    downloader = EdrewDownloaderMiddleware(mw.crawler, mw.conf)
+
     async def spider_output():
         for item in own:
             yield item
 
     async def one(resp):
+        assert await downloader.process_response(resp.request, resp) is resp
         return [out async for out in mw.process_spider_output(resp, spider_output())]
 
     async def main():
@@ -83,6 +87,33 @@ def test_page_items_hold_what_extract_keeps(scorer):
     article = results[0][1]
     assert "Riverside council voted nine to four" in article.text
     assert "Accept all cookies" not in article.text
+
+
+def test_pages_reach_the_spider_scored_and_its_output_never_waits(scorer):
+    # Scrapy feeds each response's output to CONCURRENT_ITEMS workers: an output that waited for the
+    # model would keep all of them waiting, so the downloader middleware scores the page before.
+    crawler, mw = middleware(scorer)
+    [resp] = responses(PAGES[:1])
+    run(mw, [resp])
+    assert resp.meta[EXTRACTION_KEY].nodes and stat(crawler, "items") == 1
+
+    async def nothing():
+        return
+        yield
+
+    outputs, output = [], mw.process_spider_output(resp, nothing())
+    while True:
+        step = output.__anext__()
+        try:
+            step.send(None)
+        except StopIteration as done:
+            outputs.append(done.value)
+            continue
+        except StopAsyncIteration:
+            break
+        step.close()
+        raise AssertionError("process_spider_output waited for something")
+    assert len(outputs) == 1 and isinstance(outputs[0], PageItem)
 
 
 def test_node_items_scored_on_the_event_loop_thread(scorer):

@@ -1,9 +1,15 @@
-"""Downloader middleware: serialise each HTML response into its reTPS text nodes.
+"""Downloader middleware: serialise each HTML response into its reTPS text nodes, and score them.
 
 The Page lands in ``response.meta["edrew_page"]`` (Response has __slots__, and meta survives the
-``response.replace()`` calls of later middlewares), where spider callbacks can read it and where
-EdrewSpiderMiddleware picks it up to score it. Serialising is pure-Python CPU work, so it runs in a
-small thread pool and the reactor keeps downloading meanwhile.
+``response.replace()`` calls of later middlewares), where spider callbacks can read it. Serialising
+is pure-Python CPU work, so it runs in a small thread pool and the reactor keeps downloading meanwhile.
+
+When the crawl also runs EdrewSpiderMiddleware (it owns the model and registers its scoring here), the
+page is scored here too, and its Extraction lands in ``response.meta["edrew_extraction"]``: the
+response reaches the spider with its scores, and the spider middleware builds the items from them
+without waiting. Waiting there would cost more: Scrapy feeds each response's output to
+CONCURRENT_ITEMS asyncio workers (100 by default), and an output that waits keeps all of them waiting.
+Waiting here also bounds the pages that wait for the model by CONCURRENT_REQUESTS.
 """
 from __future__ import annotations
 
@@ -11,7 +17,8 @@ import asyncio
 import logging
 import re
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Optional
+from typing import Any, Awaitable, Callable, Optional
+from weakref import WeakKeyDictionary
 
 from scrapy import signals
 from scrapy.http import TextResponse
@@ -23,7 +30,17 @@ from .stats import EdrewStats
 logger = logging.getLogger(__name__)
 
 META_KEY = "edrew_page"
+EXTRACTION_KEY = "edrew_extraction"
 OPT_OUT_KEY = "edrew"
+
+# Per crawler, the scoring coroutine of its EdrewSpiderMiddleware, registered when that is built. A
+# crawler without one (the spider middleware disabled) gets its pages serialised and not scored.
+_scoring: "WeakKeyDictionary[Any, Callable[[Any, str], Awaitable[Any]]]" = WeakKeyDictionary()
+
+
+def register_scoring(crawler, score: Callable[[Any, str], Awaitable[Any]]) -> None:
+    """`score(page, url)` returns the page's Extraction, or None when it has none to give."""
+    _scoring[crawler] = score
 
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/vnd.wap.xhtml+xml"})
 # Servers that do not know what they send say one of these; the body decides then.
@@ -90,7 +107,7 @@ def _settle(d: Deferred, future) -> None:
 
 
 class EdrewDownloaderMiddleware:
-    """Attach the serialised Page of every HTML response to its meta.
+    """Attach the serialised Page of every HTML response to its meta, and its Extraction once scored.
 
     Skipped, counted under edrew/skipped/<reason> and logged once per reason: requests with
     ``meta["edrew"] = False`` (opt-out), non-HTML responses (not-html), error statuses the spider
@@ -118,6 +135,7 @@ class EdrewDownloaderMiddleware:
         # A spider that passes meta=response.meta on to its next request would otherwise carry the
         # previous page along, and a skipped response would be scored as that page.
         request.meta.pop(META_KEY, None)
+        request.meta.pop(EXTRACTION_KEY, None)
         reason = self._skip_reason(request, response)
         if reason is not None:
             self.stats.skip(reason, response.url, self._skip_detail(reason, response))
@@ -132,6 +150,11 @@ class EdrewDownloaderMiddleware:
         else:
             self.stats.inc("pages")
         request.meta[META_KEY] = page
+        score = _scoring.get(self.crawler)
+        if score is not None and page.nodes:
+            extraction = await score(page, response.url)
+            if extraction is not None:
+                request.meta[EXTRACTION_KEY] = extraction
         return response
 
     def _skip_reason(self, request, response) -> Optional[str]:

@@ -9,11 +9,16 @@ It is a spider middleware, not an ITEM_PIPELINES component, for three reasons:
 * no internal page object ever travels through the user's item pipelines or reaches a feed: what
   leaves this stage is the export item, and the spider's own items pass through untouched.
 
+It owns the model, but the scoring itself starts in EdrewDownloaderMiddleware (see middleware.py),
+which awaits `EdrewSpiderMiddleware.score` right after serialising a page; a response reaches the
+spider with its Extraction in its meta, so `process_spider_output` never waits for the model.
+
 Scoring runs on a worker thread, one model call at a time; pages that arrive while a call runs wait
 and go into the next call together (up to EDREW_BATCH_PAGES), so batches grow with the load.
 """
 from __future__ import annotations
 
+import gc
 import logging
 from collections import deque
 from typing import Any, Callable, Deque, List, Optional, Sequence, Tuple
@@ -24,7 +29,7 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 from .items import NodeItem, PageContext, PageItem
-from .middleware import META_KEY, WorkerPool
+from .middleware import EXTRACTION_KEY, META_KEY, WorkerPool, register_scoring
 from .settings import EdrewSettings
 from .stats import EdrewStats
 
@@ -44,6 +49,25 @@ def load_scorer(conf: EdrewSettings):
         torch.set_num_threads(conf.torch_threads)
 
     return load_model(conf.model, backend=conf.backend)
+
+
+_gc_frozen = False
+
+
+def freeze_gc_once() -> None:
+    """Keep the objects alive after the first model load out of every later cyclic collection.
+
+    torch and the model add some 150,000 objects that live as long as the process, and each full
+    collection walks them all again: about 0.1 s each, some 20 times in a crawl of 2,000 small pages.
+    Once per process and after a collection, so of the objects frozen only those of that moment that
+    later die in a reference cycle (the first crawler's, when a process runs crawls one after another)
+    are never freed.
+    """
+    global _gc_frozen
+    if not _gc_frozen:
+        _gc_frozen = True
+        gc.collect()
+        gc.freeze()
 
 
 class Batcher:
@@ -86,7 +110,11 @@ class Batcher:
 
 
 class EdrewSpiderMiddleware:
-    """After the spider's own output for a response, yield the relevant content of its page."""
+    """After the spider's own output for a response, yield the relevant content of its page.
+
+    The page was scored before the response reached the spider: `score` is what the downloader
+    middleware awaits for it.
+    """
 
     def __init__(self, crawler, conf: EdrewSettings, scorer):
         self.crawler = crawler
@@ -96,6 +124,7 @@ class EdrewSpiderMiddleware:
         self.pool = WorkerPool(1 if conf.threads else 0, "edrew-scorer")
         self.batcher = Batcher(self._score_pages, self.pool, conf.batch_pages)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+        register_scoring(crawler, self.score)
 
     @classmethod
     def from_crawler(cls, crawler):
@@ -107,6 +136,7 @@ class EdrewSpiderMiddleware:
             logger.error("EDREW cannot load its model (EDREW_MODEL=%r, EDREW_BACKEND=%r): %s",
                          conf.model, conf.backend, exc)
             raise
+        freeze_gc_once()
         threshold = conf.threshold if conf.threshold is not None else scorer.threshold
         logger.info("EDREW scoring with the model %s (backend %s), threshold %.4f, EDREW_ITEMS=%s%s",
                     getattr(scorer, "directory", None) or conf.model or "models/default", conf.backend,
@@ -117,28 +147,39 @@ class EdrewSpiderMiddleware:
     def spider_closed(self, spider) -> None:
         self.pool.stop()
 
+    async def score(self, page, url: str):
+        """The page's Extraction, or None when scoring it raised (counted under edrew/errors)."""
+        extraction = await self.batcher.score(page)
+        if isinstance(extraction, Exception):
+            self.stats.error(url, "score", extraction)
+            return None
+        self.stats.inc("nodes", len(page.nodes))
+        self.stats.inc("relevant_nodes", len(extraction.nodes))
+        return extraction
+
     async def process_spider_output(self, response, result, spider=None):
         async for output in result:
             yield output
-        page = response.meta.get(META_KEY) if response.request is not None else None
-        if page is None or not page.nodes:
-            return
-        extraction = await self.batcher.score(page)
-        if isinstance(extraction, Exception):
-            self.stats.error(response.url, "score", extraction)
-            return
-        self.stats.inc("nodes", len(page.nodes))
-        self.stats.inc("relevant_nodes", len(extraction.nodes))
+        # Nothing below awaits: with the spider's output done, Scrapy's item workers get these at once.
+        for item in self.items_of(response):
+            yield item
+
+    def items_of(self, response) -> list:
+        """The items of a response that reached the spider scored; none for any other."""
+        meta = response.meta if response.request is not None else {}
+        page, extraction = meta.get(META_KEY), meta.get(EXTRACTION_KEY)
+        if page is None or extraction is None:
+            return []
         try:
             items = self.build_items(extraction, page, response)
         except Exception as exc:
             self.stats.error(response.url, "build items for", exc)
-            return
+            return []
         if not items:
             self.stats.skip("no-relevant-content" if not extraction.nodes else "builder-empty", response.url)
-        for item in items:
-            self.stats.inc("items")
-            yield item
+            return []
+        self.stats.inc("items", len(items))
+        return items
 
     def build_items(self, extraction, page, response) -> list:
         url = response.url
