@@ -142,7 +142,8 @@ def crawl(url: str, addon: bool, workdir: Path) -> dict:
         raise SystemExit(f"crawl failed ({'add-on' if addon else 'plain'}):\n{log.read_text()[-3000:]}")
     items = [json.loads(line) for line in feed.read_text().splitlines() if line.strip()]
     pages = sum(1 for it in items if "status" in it)
-    return {"wall": wall, "crawl": json.loads(timing.read_text())["crawl_s"], "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall": wall, "crawl": json.loads(timing.read_text())["crawl_s"], "cpu": cpu,
             "peak_rss_mb": peak_kb / 1024, "pages": pages,
             "edrew_items": sum(1 for it in items if "status" not in it)}
 
