@@ -6,7 +6,8 @@ Serves `--pages` generated content pages (news articles, blog posts with comment
 help pages; each wrapped in varied boilerplate: navigation, cookie banner, ads, related links, footer)
 plus hub pages that link to them, all on 127.0.0.1 from this process. Then runs
 `scrapy crawl edrew` (the bundled spider, the add-on on) as a subprocess, samples its RSS from
-/proc/<pid>/status every second, and prints progress. At the end it checks that
+/proc/<pid>/status every second (with its worker processes' RSS added: the model and its caches live
+there with EDREW_WORKERS >= 1), and prints progress. At the end it checks that
 
 * every content page was requested once and yielded exactly one page item (the hubs are link lists:
   the items they give, if any, are counted apart), and
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import subprocess
 import sys
@@ -134,7 +136,7 @@ def make_routes(pages: int):
     return route
 
 
-def rss_bytes(pid: int) -> Optional[int]:
+def _own_rss_bytes(pid: int) -> Optional[int]:
     try:
         with open(f"/proc/{pid}/status", encoding="ascii") as fh:
             for line in fh:
@@ -143,6 +145,23 @@ def rss_bytes(pid: int) -> Optional[int]:
     except OSError:
         return None
     return None
+
+
+def rss_bytes(pid: int) -> Optional[int]:
+    """RSS of the crawl process and of every process below it (the EDREW_WORKERS workers) together."""
+    own = _own_rss_bytes(pid)
+    if own is None:
+        return None
+    total, todo = own, []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as fh:
+                todo += [int(c) for c in fh.read().split()]
+    except OSError:
+        pass
+    for child in todo:
+        total += rss_bytes(child) or 0
+    return total
 
 
 class FeedCounter:
