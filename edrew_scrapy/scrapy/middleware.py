@@ -2,7 +2,10 @@
 
 The Page lands in ``response.meta["edrew_page"]`` (Response has __slots__, and meta survives the
 ``response.replace()`` calls of later middlewares), where spider callbacks can read it. Serialising
-is pure-Python CPU work, so it runs in a small thread pool and the reactor keeps downloading meanwhile.
+is pure-Python CPU work, so it runs in a small thread pool and the reactor keeps downloading meanwhile;
+with EDREW_WORKERS >= 1 (the default) the body goes to a worker process instead, which serialises and
+scores it and sends back the Page and its Extraction (see processes.py), so that neither holds the
+crawl process's GIL.
 
 When the crawl also runs EdrewSpiderMiddleware (it owns the model and registers its scoring here), the
 page is scored here too, and its Extraction lands in ``response.meta["edrew_extraction"]``: the
@@ -38,9 +41,20 @@ OPT_OUT_KEY = "edrew"
 _scoring: "WeakKeyDictionary[Any, Callable[[Any, str], Awaitable[Any]]]" = WeakKeyDictionary()
 
 
-def register_scoring(crawler, score: Callable[[Any, str], Awaitable[Any]]) -> None:
+# Per crawler, with EDREW_WORKERS >= 1: the coroutine that serialises and scores a page in a worker
+# process, `process(body, encoding, url)` -> an edrew_scrapy.workers.Outcome, or None when the worker
+# pool has failed for good and the page is to be done here, in threads, as with EDREW_WORKERS = 0.
+_processing: "WeakKeyDictionary[Any, Callable[[bytes, Optional[str], str], Awaitable[Any]]]" = WeakKeyDictionary()
+
+
+def register_scoring(crawler, score: Callable[[Any, str], Awaitable[Any]],
+                     process: Optional[Callable[[bytes, Optional[str], str], Awaitable[Any]]] = None) -> None:
     """`score(page, url)` returns the page's Extraction, or None when it has none to give."""
     _scoring[crawler] = score
+    if process is not None:
+        _processing[crawler] = process
+    else:
+        _processing.pop(crawler, None)
 
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/vnd.wap.xhtml+xml"})
 # Servers that do not know what they send say one of these; the body decides then.
@@ -84,18 +98,22 @@ class WorkerPool:
     async def run(self, func: Callable[..., Any], *args: Any) -> Any:
         if self._executor is None:
             return func(*args)
-        future = self._executor.submit(func, *args)
-        if asyncio_in_use():
-            return await asyncio.wrap_future(future)
-        from twisted.internet import reactor
-
-        d: Deferred = Deferred()
-        future.add_done_callback(lambda f: reactor.callFromThread(_settle, d, f))
-        return await d
+        return await await_future(self._executor.submit(func, *args))
 
     def stop(self) -> None:
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+async def await_future(future) -> Any:
+    """Await a concurrent.futures.Future (of a thread or a process pool) under either reactor."""
+    if asyncio_in_use():
+        return await asyncio.wrap_future(future)
+    from twisted.internet import reactor
+
+    d: Deferred = Deferred()
+    future.add_done_callback(lambda f: reactor.callFromThread(_settle, d, f))
+    return await d
 
 
 def _settle(d: Deferred, future) -> None:
@@ -140,6 +158,11 @@ class EdrewDownloaderMiddleware:
         if reason is not None:
             self.stats.skip(reason, response.url, self._skip_detail(reason, response))
             return response
+        process = _processing.get(self.crawler)
+        if process is not None:
+            outcome = await process(response.body, _declared_encoding(response), response.url)
+            if outcome is not None:
+                return self._take(request, response, outcome)
         try:
             page = await self.pool.run(_serialize, response)
         except Exception as exc:  # the serializer should never raise; a crawl must not stop if it does
@@ -155,6 +178,23 @@ class EdrewDownloaderMiddleware:
             extraction = await score(page, response.url)
             if extraction is not None:
                 request.meta[EXTRACTION_KEY] = extraction
+        return response
+
+    def _take(self, request, response, outcome):
+        """A page serialised and scored in a worker process (EDREW_WORKERS >= 1)."""
+        page = outcome.page
+        if page is None:
+            from .processes import WorkerError
+
+            self.stats.error(response.url, "serialise", WorkerError(outcome.error))
+            return response
+        if page.skipped:
+            self.stats.skip(page.skipped, response.url)
+        else:
+            self.stats.inc("pages")
+        request.meta[META_KEY] = page
+        if outcome.extraction is not None:
+            request.meta[EXTRACTION_KEY] = outcome.extraction
         return response
 
     def _skip_reason(self, request, response) -> Optional[str]:
@@ -191,6 +231,10 @@ class EdrewDownloaderMiddleware:
 def _serialize(response):
     from ..serializer import serialize
 
+    return serialize(response.body, encoding=_declared_encoding(response), url=response.url)
+
+
+def _declared_encoding(response) -> Optional[str]:
     # Bytes, not response.text: the serializer then applies its own checks (binary data served as
     # text/html is skipped as "binary") and its own decoding, the one `edrew extract` uses, which
     # survives charset labels that are not text encodings. An encoding given to the response
@@ -200,4 +244,4 @@ def _serialize(response):
     if not declared:
         ctype = response.headers.get(b"Content-Type")
         declared = ctype.decode("latin-1") if ctype else None
-    return serialize(response.body, encoding=declared, url=response.url)
+    return declared

@@ -14,14 +14,18 @@ which awaits `EdrewSpiderMiddleware.score` right after serialising a page; a res
 spider with its Extraction in its meta, so `process_spider_output` never waits for the model.
 
 Scoring runs on a worker thread, one model call at a time; pages that arrive while a call runs wait
-and go into the next call together (up to EDREW_BATCH_PAGES), so batches grow with the load.
+and go into the next call together (up to EDREW_BATCH_PAGES), so batches grow with the load. With
+EDREW_WORKERS >= 1 (the default), the same batching feeds worker processes that serialise and score
+(`process`, awaited by the downloader middleware instead of `score`), and the model is loaded in each
+worker, not here, unless the worker pool fails for good and this process takes the work over.
 """
 from __future__ import annotations
 
+import dataclasses
 import gc
 import logging
 from collections import deque
-from typing import Any, Callable, Deque, List, Optional, Sequence, Tuple
+from typing import Any, Awaitable, Callable, Deque, List, Optional, Sequence, Set, Tuple
 
 from itemadapter import ItemAdapter
 from scrapy import signals
@@ -71,42 +75,50 @@ def freeze_gc_once() -> None:
 
 
 class Batcher:
-    """Queue pages and score them in batches, one model call in flight at a time.
+    """Queue pages and score them in batches, at most `in_flight` batches at a time.
 
-    `score` runs on the worker pool and returns, for each page it was given, its result or the
-    exception that page raised, so one bad page never fails the others. One call at a time also
-    because a Scorer's caches are not meant to be shared between threads.
+    `run` takes a batch and returns, for each of its pages, its result or the exception that page
+    raised, so one bad page never fails the others. In process, one batch at a time (a Scorer's
+    caches are not meant to be shared between threads); with worker processes, one more than there
+    are workers, so that a worker finds its next batch waiting when it finishes one.
     """
 
-    def __init__(self, score: Callable[[Sequence[Any]], List[Any]], pool: WorkerPool, max_pages: int):
-        self._score = score
-        self._pool = pool
+    def __init__(self, run: Callable[[List[Any]], Awaitable[List[Any]]], max_pages: int, in_flight: int = 1):
+        self._run = run
         self._max = max_pages
+        self._in_flight = max(1, in_flight)
         self._queue: Deque[Tuple[Any, Deferred]] = deque()
-        self._draining = False
-        self._drainer: Optional[Deferred] = None  # a reference keeps the asyncio task alive
+        self._drainers = 0
+        self._tasks: Set[Deferred] = set()  # references keep the asyncio tasks alive
 
     async def score(self, page) -> Any:
         """The page's result (or exception), once a batch that holds it has been scored."""
         waiter: Deferred = Deferred()
         self._queue.append((page, waiter))
-        if not self._draining:
-            self._draining = True
-            self._drainer = deferred_from_coro(self._drain())
+        if self._drainers < self._in_flight:
+            self._drainers += 1
+            task = deferred_from_coro(self._drain())
+            if isinstance(task, Deferred) and not task.called:
+                self._tasks.add(task)
+                task.addBoth(self._forget, task)
         return await maybe_deferred_to_future(waiter)
+
+    def _forget(self, result, task):
+        self._tasks.discard(task)
+        return result
 
     async def _drain(self) -> None:
         try:
             while self._queue:
                 batch = [self._queue.popleft() for _ in range(min(self._max, len(self._queue)))]
                 try:
-                    results = await self._pool.run(self._score, [page for page, _ in batch])
-                except Exception as exc:  # `score` isolates pages itself; this is a last resort
+                    results = await self._run([page for page, _ in batch])
+                except Exception as exc:  # `run` isolates pages itself; this is a last resort
                     results = [exc] * len(batch)
                 for (_, waiter), result in zip(batch, results):
                     waiter.callback(result)
         finally:
-            self._draining = False
+            self._drainers -= 1
 
 
 class EdrewSpiderMiddleware:
@@ -116,36 +128,96 @@ class EdrewSpiderMiddleware:
     middleware awaits for it.
     """
 
-    def __init__(self, crawler, conf: EdrewSettings, scorer):
+    def __init__(self, crawler, conf: EdrewSettings, scorer, processes=None):
+        """`scorer`: the model, in this process; None with `processes` (EDREW_WORKERS >= 1), which
+        then serialise and score, and the model is only loaded here if the worker pool fails for good."""
         self.crawler = crawler
         self.conf = conf
         self.scorer = scorer
         self.stats = EdrewStats(crawler.stats, logger)
         self.pool = WorkerPool(1 if conf.threads else 0, "edrew-scorer")
-        self.batcher = Batcher(self._score_pages, self.pool, conf.batch_pages)
+        self.batcher = Batcher(self._score_in_thread, conf.batch_pages)
+        self.processes = processes
+        self._process_batcher = (Batcher(self._run_in_workers, conf.batch_pages, in_flight=processes.size + 1)
+                                 if processes is not None else None)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
-        register_scoring(crawler, self.score)
+        crawler.signals.connect(self.engine_stopped, signal=signals.engine_stopped)
+        register_scoring(crawler, self.score, self.process if processes is not None else None)
 
     @classmethod
     def from_crawler(cls, crawler):
         conf = EdrewSettings.from_settings(crawler.settings)
+        scorer = processes = None
         try:
-            scorer = load_scorer(conf)
+            if conf.workers:
+                from .processes import main_module_problem
+
+                problem = main_module_problem()
+                if problem is not None:
+                    logger.warning("EDREW_WORKERS=%d not used: %s; serialising and scoring in the crawl "
+                                   "process, as with EDREW_WORKERS=0", conf.workers, problem)
+                    crawler.stats.inc_value("edrew/workers/not-used")
+                    conf = dataclasses.replace(conf, workers=0)
+            if conf.workers:
+                from .processes import ProcessPool
+
+                processes = ProcessPool(conf, EdrewStats(crawler.stats, logger))
+                loaded = processes.start()  # blocks until one worker has loaded the model
+                directory, model_threshold = loaded["directory"], loaded["threshold"]
+            else:
+                scorer = load_scorer(conf)
+                directory, model_threshold = getattr(scorer, "directory", None), scorer.threshold
         except Exception as exc:
             # Stop before the first request: a crawl without its model would export nothing useful.
             logger.error("EDREW cannot load its model (EDREW_MODEL=%r, EDREW_BACKEND=%r): %s",
                          conf.model, conf.backend, exc)
             raise
         freeze_gc_once()
-        threshold = conf.threshold if conf.threshold is not None else scorer.threshold
-        logger.info("EDREW scoring with the model %s (backend %s), threshold %.4f, EDREW_ITEMS=%s%s",
-                    getattr(scorer, "directory", None) or conf.model or "models/default", conf.backend,
-                    threshold, conf.items,
-                    f", builder {getattr(conf.builder, '__qualname__', conf.builder)}" if conf.builder else "")
-        return cls(crawler, conf, scorer)
+        threshold = conf.threshold if conf.threshold is not None else model_threshold
+        logger.info("EDREW scoring with the model %s (backend %s), threshold %.4f, EDREW_ITEMS=%s%s%s",
+                    directory or conf.model or "models/default", conf.backend, threshold, conf.items,
+                    f", builder {getattr(conf.builder, '__qualname__', conf.builder)}" if conf.builder else "",
+                    f", in {conf.workers} worker process(es)" if conf.workers else "")
+        return cls(crawler, conf, scorer, processes)
 
     def spider_closed(self, spider) -> None:
         self.pool.stop()
+        if self.processes is not None:
+            self.processes.close()
+
+    def engine_stopped(self) -> None:
+        if self.processes is not None:
+            self.processes.close()
+
+    async def process(self, body: bytes, encoding: Optional[str], url: str):
+        """With EDREW_WORKERS >= 1: the page serialised and scored in a worker process, as an
+        edrew_scrapy.workers.Outcome; None once the pool has failed for good (then the downloader
+        middleware does the page in process, which loads the model here on first use)."""
+        outcome = await self._process_batcher.score((body, encoding, url))
+        if outcome is None:
+            return None
+        if isinstance(outcome, Exception):  # Batcher's last resort
+            from ..workers import Outcome
+
+            outcome = Outcome(stage="score", error=f"{type(outcome).__name__}: {outcome}")
+        if outcome.page is None:
+            return outcome  # the downloader middleware counts the serialising error
+        if outcome.error is not None:
+            from .processes import WorkerError
+
+            self.stats.error(url, "score", WorkerError(outcome.error))
+            outcome.extraction = None
+        elif outcome.extraction is not None:
+            self.stats.inc("nodes", len(outcome.page.nodes))
+            self.stats.inc("relevant_nodes", len(outcome.extraction.nodes))
+        return outcome
+
+    async def _run_in_workers(self, inputs: List[Any]) -> List[Any]:
+        outcomes = await self.processes.run(inputs)
+        return outcomes if outcomes is not None else [None] * len(inputs)
+
+    async def _score_in_thread(self, pages: List[Any]) -> List[Any]:
+        return await self.pool.run(self._score_pages, pages)
 
     async def score(self, page, url: str):
         """The page's Extraction, or None when scoring it raised (counted under edrew/errors)."""
@@ -203,6 +275,12 @@ class EdrewSpiderMiddleware:
     def _score_pages(self, pages: Sequence[Any]) -> List[Any]:
         """Worker thread: extract() on the whole batch, then page by page if the batch fails."""
         from ..extract import extract
+
+        if self.scorer is None:  # EDREW_WORKERS >= 1 and the worker pool has failed for good
+            try:
+                self.scorer = load_scorer(self.conf)
+            except Exception as exc:
+                return [exc] * len(pages)
 
         try:
             return list(extract(list(pages), scorer=self.scorer, threshold=self.conf.threshold))

@@ -24,6 +24,7 @@ DEFAULTS = {
     "EDREW_BATCH_PAGES": 8,         # pages scored together in one model call, at most
     "EDREW_THREADS": 1,             # serialisation threads; 0 runs it (and scoring) on the reactor thread
     "EDREW_TORCH_THREADS": 1,       # torch intra-op threads for scoring; 0 leaves torch's own setting
+    "EDREW_WORKERS": 1,             # worker processes that serialise and score; 0: threads in the crawl process
     "EDREW_RESUME": True,           # with JOBDIR: restart after an unclean stop; no page twice in a feed
 }
 
@@ -43,6 +44,7 @@ class EdrewSettings:
     batch_pages: int
     threads: int
     torch_threads: int = 1
+    workers: int = 0
 
     @classmethod
     def from_settings(cls, settings) -> "EdrewSettings":
@@ -82,4 +84,5 @@ class EdrewSettings:
             batch_pages=max(1, settings.getint("EDREW_BATCH_PAGES", DEFAULTS["EDREW_BATCH_PAGES"])),
             threads=max(0, settings.getint("EDREW_THREADS", DEFAULTS["EDREW_THREADS"])),
             torch_threads=max(0, settings.getint("EDREW_TORCH_THREADS", DEFAULTS["EDREW_TORCH_THREADS"])),
+            workers=max(0, settings.getint("EDREW_WORKERS", DEFAULTS["EDREW_WORKERS"])),
         )

@@ -1,0 +1,199 @@
+"""EDREW_WORKERS >= 1: worker processes serialise and score pages, so the crawl process keeps its GIL.
+
+The serializer is pure Python and torch holds the GIL outside its kernels, so in threads both take
+turns with the reactor for one GIL. A worker process (`concurrent.futures.ProcessPoolExecutor`,
+`spawn` context: no fork of a process that runs a reactor and threads) gets the response body,
+its declared encoding and URL, and sends back the Page and its Extraction (see edrew_scrapy/workers.py).
+
+A worker that dies (killed, out of memory, a crash in native code) breaks the whole executor: the
+death is logged and counted (edrew/workers/died), a new executor is started (edrew/workers/restarts),
+and the pages that were in flight are sent again one by one (a page sent alone that dies with its
+worker is sent once more, in case another page in flight killed it), so a page that kills its worker
+costs only itself (an edrew/errors count) and three restarts. After MAX_RESTARTS restarts with no
+batch done between them, the plugin stops using processes and serialises and scores in the crawl
+process, as with EDREW_WORKERS = 0 (edrew/workers/fallback): the crawl never loses its pages to a pool.
+"""
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import re
+import sys
+import threading
+import time
+from pathlib import Path
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Callable, List, Optional, Sequence
+
+from .. import workers
+from ..workers import Outcome, PageInput, WorkerStartError
+from .middleware import await_future
+from .settings import EdrewSettings
+from .stats import EdrewStats
+
+logger = logging.getLogger(__name__)
+
+MAX_RESTARTS = 5  # in a row, without a batch done between them
+# How long, at shutdown, the workers get to finish the pages they hold before they are terminated.
+SHUTDOWN_GRACE_S = 30.0
+
+
+# `if __name__ == "__main__":` (either order, either quotes) at the start of a line.
+_MAIN_GUARD = re.compile(r"""^\s*if\s+(?:__name__\s*==\s*(['"])__main__\1|(['"])__main__\2\s*==\s*__name__)\s*:""",
+                         re.M)
+
+
+def main_module_problem() -> Optional[str]:
+    """Why a spawned worker would run this program's main script again, or None when it would not.
+
+    A `spawn` child imports the parent's __main__ module (as __mp_main__) before it runs anything: a
+    script that runs its crawl at top level, with no main guard, would run the crawl again in every
+    worker. `scrapy` itself (its console script and `python -m scrapy`), pytest and interactive
+    sessions are safe.
+    """
+    main = sys.modules.get("__main__")
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    if name is not None and (name == "__main__" or name.endswith(".__main__")):
+        return None  # multiprocessing never re-imports a package's __main__
+    path = getattr(main, "__file__", None)
+    if path is None:
+        return None  # an interactive session: nothing to import
+    try:
+        source = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return f"its main script {path} cannot be read ({exc})"
+    if _MAIN_GUARD.search(source):
+        return None
+    return (f"its main script {path} has no `if __name__ == \"__main__\":` guard, and every worker process "
+            f"would run it again (multiprocessing's spawn)")
+
+
+class WorkerError(Exception):
+    """An error raised in a worker process, re-raised here from its formatted traceback."""
+
+
+class ProcessPool:
+    """EDREW_WORKERS processes, each with the model loaded once, running `task` on batches of pages."""
+
+    def __init__(self, conf: EdrewSettings, stats: EdrewStats, *,
+                 task: Callable[[Sequence[PageInput]], List[Outcome]] = workers.process,
+                 initializer: Callable[..., None] = workers.init, max_restarts: int = MAX_RESTARTS):
+        self.size = conf.workers
+        self._initargs = (conf.model, conf.backend, conf.torch_threads, conf.threshold)
+        self._task = task
+        self._initializer = initializer
+        self._stats = stats
+        self._max_restarts = max_restarts
+        self._restarts_left = max_restarts
+        self._closed = False
+        self.failed = False  # restarts spent: the caller serialises and scores in process from then on
+        self._executor = self._new_executor()
+
+    def _new_executor(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(self.size, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=workers.bootstrap, initargs=(self._initializer, self._initargs))
+
+    def start(self, timeout: float = 600.0) -> dict:
+        """Block until a worker has loaded the model: what it loaded. A model that cannot be loaded
+        raises here, with the worker's message (a ModelError as a ModelError)."""
+        try:
+            return self._executor.submit(workers.ready).result(timeout)
+        except WorkerStartError as exc:
+            self.close()
+            if exc.kind == "ModelError":
+                from ..model.files import ModelError
+
+                raise ModelError(exc.message) from None
+            raise RuntimeError(f"EDREW worker could not start: {exc.kind}: {exc.message}") from None
+        except BaseException:
+            self.close()
+            raise
+
+    async def run(self, batch: Sequence[PageInput], retried: bool = False) -> Optional[List[Outcome]]:
+        """One Outcome per page of `batch`, or None once the pool has failed for good (the caller
+        then does the work in process)."""
+        if self.failed:
+            return None
+        executor = self._executor
+        try:
+            outcomes = await await_future(executor.submit(self._task, list(batch)))
+            self._restarts_left = self._max_restarts
+            return outcomes
+        except WorkerStartError as exc:
+            # A restarted worker could not load the model any more (its files changed on disk?).
+            self._give_up(f"a restarted worker could not load the model: {exc.kind}: {exc.message}")
+            return None
+        except Exception as exc:  # BrokenProcessPool above all; also a result that would not pickle
+            if self._closed:
+                return [Outcome(stage="score", error="the EDREW worker pool was shut down") for _ in batch]
+            if isinstance(exc, BrokenProcessPool):
+                self._broken(executor, exc)
+            else:
+                logger.error("EDREW worker task failed for %d page(s): %s: %s", len(batch),
+                             type(exc).__name__, exc)
+            if self.failed:
+                return None
+            error = exc
+        if len(batch) == 1 and retried:
+            # Sent alone, twice, and lost both times: this page is what kills its worker.
+            return [Outcome(stage="score", error=f"the page was lost with its worker process: "
+                                                 f"{type(error).__name__}: {error}")]
+        # Which page was at fault is unknown (a broken executor fails every page in flight): each
+        # again on its own. Sequentially: this is rare, and it works under either reactor.
+        outcomes: List[Outcome] = []
+        for one in batch:
+            result = await self.run([one], retried=len(batch) == 1 or retried)
+            if result is None:
+                return None
+            outcomes.extend(result)
+        return outcomes
+
+    def _broken(self, executor: ProcessPoolExecutor, exc: BaseException) -> None:
+        if executor is not self._executor:
+            return  # another batch in flight on the same executor has already replaced it
+        self._stats.inc("workers/died")
+        executor.shutdown(wait=False)
+        if self._restarts_left <= 0:
+            self._give_up(f"a worker process died ({exc}) after {self._max_restarts} restarts in a row")
+            return
+        self._restarts_left -= 1
+        logger.error("EDREW worker process died (%s); starting a new pool (%d restart(s) left) and sending "
+                     "its pages again", exc, self._restarts_left)
+        self._stats.inc("workers/restarts")
+        self._executor = self._new_executor()
+
+    def _give_up(self, why: str) -> None:
+        if self.failed:
+            return
+        self.failed = True
+        self._stats.inc("workers/fallback")
+        logger.error("EDREW stops using worker processes: %s; serialising and scoring in the crawl "
+                     "process from now on", why)
+        self._shutdown(self._executor)
+
+    def close(self) -> None:
+        """Stop the workers once they have finished what they hold; never blocks the caller, and
+        terminates a worker that has not finished after SHUTDOWN_GRACE_S."""
+        if self._closed:
+            return
+        self._closed = True
+        self._shutdown(self._executor)
+
+    @staticmethod
+    def _shutdown(executor: ProcessPoolExecutor) -> None:
+        processes = list((getattr(executor, "_processes", None) or {}).values())
+        executor.shutdown(wait=False)
+
+        def reap() -> None:
+            deadline = time.monotonic() + SHUTDOWN_GRACE_S
+            for process in processes:
+                process.join(max(0.0, deadline - time.monotonic()))
+                if process.is_alive():
+                    logger.warning("EDREW worker process %s still busy %.0f s after the crawl closed: "
+                                   "terminating it", process.pid, SHUTDOWN_GRACE_S)
+                    process.terminate()
+                    process.join(5)
+
+        if processes:
+            threading.Thread(target=reap, name="edrew-worker-reaper", daemon=True).start()

@@ -1,0 +1,319 @@
+"""EDREW_WORKERS >= 1: pages serialised and scored in worker processes; the same items as in process,
+a worker that dies costs no page and no crawl, and a model that cannot load still stops the crawl."""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from scrapy.utils.test import get_crawler
+
+from edrew_scrapy.model.files import ModelError
+from edrew_scrapy.scrapy import EdrewSpiderMiddleware
+from edrew_scrapy.scrapy.processes import ProcessPool
+from edrew_scrapy.scrapy.settings import EdrewSettings
+from edrew_scrapy.scrapy.stats import EdrewStats
+
+import _worker_helpers
+from conftest import DEMO_SITE, run_scrapy
+
+PAGES = ["news/council-approves-riverside-bike-lanes.html", "blog/how-we-built-our-flood-map.html",
+         "shop/riverside-through-the-seasons.html", "help/managing-your-subscription.html",
+         "news/volunteers-clear-two-tons-from-river.html", "index.html"]
+
+SPIDER = textwrap.dedent('''
+    import scrapy
+
+    class Pages(scrapy.Spider):
+        name = "pages"
+        custom_settings = {"ADDONS": {"edrew_scrapy.Addon": 500}, "TELNETCONSOLE_ENABLED": False,
+                           "ROBOTSTXT_OBEY": False}
+
+        def __init__(self, base, paths, **kw):
+            super().__init__(**kw)
+            self.start_urls = [base + "/" + p for p in paths.split(",")]
+
+        def parse(self, response):
+            page = response.meta.get("edrew_page")
+            yield {"own": response.url, "nodes_seen": len(page.nodes) if page is not None else None}
+''')
+
+
+def crawl(tmp_path, base, workers, *extra):
+    spider = tmp_path / "pages.py"
+    spider.write_text(SPIDER)
+    feed = tmp_path / f"items-{workers}.jsonl"
+    proc = run_scrapy(["runspider", str(spider), "-a", f"base={base}", "-a", "paths=" + ",".join(PAGES),
+                       "-O", str(feed), "-s", f"EDREW_WORKERS={workers}", *extra], cwd=tmp_path, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    items = [json.loads(line) for line in feed.read_text().splitlines() if line.strip()]
+    stats = {k: int(v) for k, v in re.findall(r"'(edrew/[^']+)': (\d+)", proc.stderr)}
+    return items, stats, proc.stderr
+
+
+def by_url(items, key):
+    return {item[key]: item for item in items if key in item}
+
+
+@pytest.mark.crawl
+def test_workers_export_what_the_crawl_process_exports(serve, tmp_path):
+    base = serve(DEMO_SITE)
+    in_process, stats0, _ = crawl(tmp_path, base, 0)
+    in_workers, stats1, log1 = crawl(tmp_path, base, 1)
+    assert "in 1 worker process(es)" in log1 and "EDREW could not" not in log1
+    pages0, pages1 = by_url(in_process, "url"), by_url(in_workers, "url")
+    assert len(pages0) == len(PAGES) - 1 or len(pages0) == len(PAGES)  # the front page may have nothing
+    assert set(pages0) == set(pages1)
+    for url, item in pages0.items():
+        other = pages1[url]
+        assert (item["title"], item["text"], item["images"]) == (other["title"], other["text"], other["images"])
+        assert [(n["content"], n["path"]) for n in item["nodes"]] == [(n["content"], n["path"]) for n in other["nodes"]]
+        assert [n["score"] for n in item["nodes"]] == pytest.approx([n["score"] for n in other["nodes"]], abs=2e-4)
+    # The spider's own items, and the Page it read from meta in its callback, are the same too.
+    assert by_url(in_process, "own") == by_url(in_workers, "own")
+    assert all(item["nodes_seen"] for item in by_url(in_workers, "own").values())
+    assert {k: v for k, v in stats0.items()} == {k: v for k, v in stats1.items()}
+
+
+@pytest.mark.crawl
+def test_a_model_that_cannot_load_in_a_worker_stops_the_crawl(serve, tmp_path):
+    spider = tmp_path / "pages.py"
+    spider.write_text(SPIDER)
+    proc = run_scrapy(["runspider", str(spider), "-a", f"base={serve(DEMO_SITE)}", "-a", "paths=index.html",
+                       "-s", "EDREW_WORKERS=1", "-s", f"EDREW_MODEL={tmp_path / 'missing'}"],
+                      cwd=tmp_path, timeout=120)
+    assert proc.returncode == 1
+    assert "EDREW cannot load its model" in proc.stderr and str(tmp_path / "missing") in proc.stderr
+
+
+def test_from_crawler_raises_the_workers_model_error(tmp_path, caplog):
+    crawler = get_crawler(settings_dict={"EDREW_MODEL": str(tmp_path / "missing"), "EDREW_WORKERS": 1})
+    with caplog.at_level(logging.ERROR), pytest.raises(ModelError, match="missing"):
+        EdrewSpiderMiddleware.from_crawler(crawler)
+
+
+def pool(crawler, **kw):
+    conf = EdrewSettings.from_settings(crawler.settings)
+    return ProcessPool(conf, EdrewStats(crawler.stats, logging.getLogger("test")),
+                       task=_worker_helpers.echo_or_die, initializer=_worker_helpers.no_model, **kw)
+
+
+def batch(*urls):
+    return [(b"<html></html>", None, url) for url in urls]
+
+
+def test_a_worker_that_dies_is_replaced_and_its_pages_sent_again(tmp_path, caplog):
+    crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1})
+    workers = pool(crawler)
+    marker = tmp_path / "die-once"
+    marker.touch()
+    pages = batch("http://a/1", f"http://a/2?once&die={marker}", "http://a/3")
+    try:
+        with caplog.at_level(logging.ERROR):
+            outcomes = asyncio.run(workers.run(pages))
+            again = asyncio.run(workers.run(batch("http://a/4")))
+    finally:
+        workers.close()
+    assert [o.page for o in outcomes] == [url for _, _, url in pages] and all(o.error is None for o in outcomes)
+    assert again[0].page == "http://a/4"
+    assert crawler.stats.get_value("edrew/workers/died") == 1
+    assert crawler.stats.get_value("edrew/workers/restarts") == 1
+    assert "EDREW worker process died" in caplog.text
+
+
+def test_a_page_that_always_kills_its_worker_costs_only_itself(tmp_path):
+    crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1})
+    workers = pool(crawler)
+    marker = tmp_path / "die-always"
+    marker.touch()
+    pages = batch("http://a/1", f"http://a/2?die={marker}", "http://a/3")
+    try:
+        outcomes = asyncio.run(workers.run(pages))
+    finally:
+        workers.close()
+    assert [o.page for o in outcomes] == ["http://a/1", None, "http://a/3"]
+    assert outcomes[1].stage == "score" and "lost with its worker process" in outcomes[1].error
+    # Died with the batch, alone, and alone once more (in case another page in flight killed it).
+    assert not workers.failed and crawler.stats.get_value("edrew/workers/died") == 3
+
+
+def test_after_the_restarts_the_pages_are_done_in_process(tmp_path, caplog):
+    from test_scrapy_scoring import responses, run
+
+    crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1})
+    conf = EdrewSettings.from_settings(crawler.settings)
+    marker = tmp_path / "die-always"
+    marker.touch()
+    workers = pool(crawler, max_restarts=1)
+    mw = EdrewSpiderMiddleware(crawler, conf, None, workers)
+    resps = responses()
+    for resp in resps:  # every page kills its worker: the pool gives up, the pages are done here
+        resp.request.meta.clear()
+        resp._set_url(resp.url + f"?die={marker}")
+    try:
+        with caplog.at_level(logging.ERROR):
+            results = run(mw, resps)
+    finally:
+        workers.close()
+    assert workers.failed and crawler.stats.get_value("edrew/workers/fallback") == 1
+    assert [len(outputs) for outputs in results] == [1] * len(resps)
+    assert crawler.stats.get_value("edrew/items") == len(resps)
+    assert crawler.stats.get_value("edrew/errors") is None
+    assert "stops using worker processes" in caplog.text
+
+
+def test_close_never_waits_and_terminates_a_stuck_worker(monkeypatch):
+    import time
+
+    from edrew_scrapy.scrapy import processes
+
+    monkeypatch.setattr(processes, "SHUTDOWN_GRACE_S", 1.0)
+    crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1})
+    conf = EdrewSettings.from_settings(crawler.settings)
+    workers = ProcessPool(conf, EdrewStats(crawler.stats, logging.getLogger("test")),
+                          task=_worker_helpers.sleep_forever, initializer=_worker_helpers.no_model)
+
+    async def main():
+        pending = asyncio.ensure_future(workers.run(batch("http://a/1")))
+        while not workers._executor._processes:  # the worker has started and holds the batch
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.5)
+        [process] = list(workers._executor._processes.values())
+        started = time.monotonic()
+        workers.close()
+        assert time.monotonic() - started < 0.5  # close() returns at once
+        outcomes = await asyncio.wait_for(pending, 30)
+        return process, outcomes, time.monotonic() - started
+
+    process, outcomes, waited = asyncio.run(main())
+    deadline = time.monotonic() + 10
+    while process.is_alive() and time.monotonic() < deadline:  # the reaper joins it after terminate()
+        time.sleep(0.1)
+    assert not process.is_alive() and waited < 15
+    assert outcomes[0].error == "the EDREW worker pool was shut down"
+    assert crawler.stats.get_value("edrew/workers/died") is None
+
+
+@pytest.mark.parametrize("source, safe", [
+    ('import scrapy\nif __name__ == "__main__":\n    run()\n', True),
+    ("if '__main__' == __name__:\n    run()\n", True),
+    ("from scrapy.crawler import CrawlerProcess\nprocess = CrawlerProcess()\nprocess.start()\n", False),
+])
+def test_a_main_script_without_a_guard_is_not_spawned(tmp_path, monkeypatch, source, safe):
+    import types
+
+    from edrew_scrapy.scrapy.processes import main_module_problem
+
+    script = tmp_path / "run.py"
+    script.write_text(source)
+    main = types.ModuleType("__main__")
+    main.__file__ = str(script)
+    main.__spec__ = None
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    problem = main_module_problem()
+    assert (problem is None) is safe
+    if not safe:
+        assert str(script) in problem and "guard" in problem
+
+
+def test_workers_are_not_used_under_an_unguarded_main_script(tmp_path, monkeypatch):
+    import types
+
+    script = tmp_path / "run.py"
+    script.write_text("process.start()\n")
+    main = types.ModuleType("__main__")
+    main.__file__, main.__spec__ = str(script), None
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1})
+    mw = EdrewSpiderMiddleware.from_crawler(crawler)
+    assert mw.processes is None and mw.scorer is not None
+    assert crawler.stats.get_value("edrew/workers/not-used") == 1
+
+
+def test_in_the_worker_one_page_that_raises_costs_only_itself(monkeypatch):
+    from edrew_scrapy import workers
+    from edrew_scrapy.model.scorer import load_model
+
+    scorer = load_model()
+
+    class Breaks:
+        threshold = scorer.threshold
+
+        def score(self, pages):
+            if any("flood-map" in (p.url or "") for p in pages):
+                raise ValueError("model exploded")
+            return scorer.score(pages)
+
+    monkeypatch.setattr(workers, "_state", {"scorer": Breaks(), "threshold": None})
+    inputs = [((DEMO_SITE / p).read_bytes(), "text/html; charset=utf-8", f"http://demo.test/{p}") for p in PAGES[:3]]
+    inputs.append((b"", None, "http://demo.test/empty"))
+    outcomes = workers.process(inputs)
+    assert [o.error is None for o in outcomes] == [True, False, True, True]
+    assert outcomes[1].stage == "score" and "model exploded" in outcomes[1].error and outcomes[1].page.nodes
+    assert outcomes[0].extraction.nodes and outcomes[2].extraction.nodes
+    assert outcomes[3].page.skipped == "empty" and outcomes[3].extraction is None
+
+
+def test_a_worker_loads_the_model_with_the_torch_threads_setting():
+    crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1, "EDREW_TORCH_THREADS": 1})
+    workers = ProcessPool(EdrewSettings.from_settings(crawler.settings),
+                          EdrewStats(crawler.stats, logging.getLogger("test")))
+    try:
+        loaded = workers.start()
+    finally:
+        workers.close()
+    assert loaded["torch_threads"] == 1 and loaded["directory"].endswith("default") and 0 < loaded["threshold"] < 1
+
+
+def test_a_worker_exits_when_the_crawl_process_is_killed(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from conftest import ROOT, scrapy_env
+
+    script = tmp_path / "parent.py"
+    script.write_text(textwrap.dedent(f'''
+        import asyncio, logging, sys, time
+        sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / "tests")!r}]
+        from scrapy.utils.test import get_crawler
+        import _worker_helpers
+        from edrew_scrapy.scrapy.processes import ProcessPool
+        from edrew_scrapy.scrapy.settings import EdrewSettings
+        from edrew_scrapy.scrapy.stats import EdrewStats
+
+        if __name__ == "__main__":
+            crawler = get_crawler(settings_dict={{"EDREW_WORKERS": 1}})
+            pool = ProcessPool(EdrewSettings.from_settings(crawler.settings),
+                               EdrewStats(crawler.stats, logging.getLogger()),
+                               task=_worker_helpers.echo_or_die, initializer=_worker_helpers.no_model)
+            asyncio.run(pool.run([(b"", None, "http://a/1")]))
+            print(*pool._executor._processes, flush=True)
+            time.sleep(120)
+    '''))
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=scrapy_env())
+    try:
+        [worker] = [int(pid) for pid in parent.stdout.readline().split()]
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(10)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                os.kill(worker, 0)
+            except ProcessLookupError:
+                break
+            if Path(f"/proc/{worker}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                break  # exited; a zombie until init reaps it
+            time.sleep(0.2)
+        else:
+            os.kill(worker, signal.SIGKILL)
+            raise AssertionError("the worker outlived its killed parent by 15 s")
+    finally:
+        if parent.poll() is None:
+            parent.kill()
