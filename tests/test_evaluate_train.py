@@ -35,3 +35,50 @@ def test_cli_train_model_per_split(tmp_path, capsys):
     cv = {r["group"]: r for r in rows if r["extractor"] == "edrew-cv"}
     assert set(cv) == {"inkwell", "ALL"} and cv["inkwell"]["pages"] == 2
     assert (tmp_path / "models" / "test_inkwell" / "card.json").exists()
+
+
+def test_cli_one_split_then_reuse_its_model(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("torch")
+    from edrew_scrapy.cli import main
+    from edrew_scrapy.commands import evaluate as command
+
+    common = ["evaluate", "--dataset", "swde", str(DATA / "swde"), "--split", "cross-site", "--extractors", "none",
+              "--train-model", "--train-minutes", "0.05", "--out", str(tmp_path), "--no-progress"]
+    assert main(common + ["--only-split", "test=inkwell"]) == 0
+    model = tmp_path / "models" / "test_inkwell"
+    assert (model / "card.json").exists() and not (tmp_path / "models" / "test_paperhouse").exists()
+    first = json.loads((tmp_path / "summary.json").read_text())["summary"]
+
+    # a second run reuses the stored model (as trained on another machine) instead of training one
+    monkeypatch.setattr(command, "train_on", lambda *a, **k: pytest.fail("trained again"))
+    assert main(common + ["--only-split", "test=inkwell", "--reuse-models"]) == 0
+    assert json.loads((tmp_path / "summary.json").read_text())["summary"] == first
+    with pytest.raises(SystemExit, match="no split named"):
+        main(common + ["--only-split", "nosuch"])
+
+
+def test_cli_head_only_folds_reuse_each_splits_biLM(tmp_path):
+    pytest.importorskip("torch")
+    from edrew_scrapy.cli import main
+
+    base = ["evaluate", "--dataset", "swde", str(DATA / "swde"), "--split", "cross-site", "--extractors", "none",
+            "--train-model", "--train-minutes", "0.05", "--no-progress", "--only-split", "test=inkwell"]
+    assert main(base + ["--out", str(tmp_path / "a")]) == 0
+    assert main(base + ["--out", str(tmp_path / "b"), "--train-bilm", str(tmp_path / "a" / "models" / "{split}")]) == 0
+    card = json.loads((tmp_path / "b" / "models" / "test_inkwell" / "card.json").read_text())
+    assert card["training"]["pretrain"]["reused_from"] == str(tmp_path / "a" / "models" / "test_inkwell")
+
+
+def test_cli_names_a_device_it_cannot_train_on(tmp_path, capsys):
+    pytest.importorskip("torch")
+    import torch
+
+    from edrew_scrapy.cli import main
+
+    assert main(["train", "--dataset", "simple", str(tmp_path), "--out", str(tmp_path / "m"),
+                 "--device", "nosuchdevice"]) == 2
+    assert "--device nosuchdevice" in capsys.readouterr().err
+    if not torch.cuda.is_available():
+        assert main(["train", "--dataset", "simple", str(tmp_path), "--out", str(tmp_path / "m"),
+                     "--device", "cuda"]) == 2
+        assert "no CUDA device" in capsys.readouterr().err

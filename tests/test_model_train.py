@@ -81,3 +81,32 @@ def test_split_keeps_groups_together():
 def test_threshold_choice():
     best, score = choose_threshold(lambda t: 1.0 - abs(t - 0.3))
     assert best == 0.3 and score == 1.0
+
+
+def test_head_only_training_reuses_a_biLM_unchanged(tmp_path):
+    from edrew_scrapy.model import files
+
+    (tmp_path / "data").mkdir()
+    write_dataset(tmp_path / "data")
+    train(config(tmp_path, "first", variants=("c",)))
+    cfg = config(tmp_path, "second", variants=("d",))
+    cfg.bilm_from = tmp_path / "first"
+    cfg.pretrain_steps = 10_000  # ignored: nothing is pre-trained when a biLM is reused
+    train(cfg)
+    with open(tmp_path / "first" / files.WEIGHTS, "rb") as a, open(tmp_path / "second" / files.WEIGHTS, "rb") as b:
+        assert a.read() == b.read()
+    card = load_model(tmp_path / "second").card
+    assert card["head"]["variant"] == "d"
+    assert card["training"]["pretrain"]["reused_from"] == str(tmp_path / "first")
+    assert card["training"]["pretrain"]["steps"] == 4 and card["training"]["device"] == "cpu"
+
+
+def test_head_only_training_refuses_a_broken_biLM(tmp_path):
+    import pytest
+
+    (tmp_path / "data").mkdir()
+    write_dataset(tmp_path / "data")
+    cfg = config(tmp_path, "out", variants=("d",))
+    cfg.bilm_from = tmp_path / "missing"
+    with pytest.raises(ValueError, match="cannot reuse the biLM"):
+        train(cfg)

@@ -38,6 +38,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train-minutes", type=float, default=10.0,
                         help="--train-model: training budget per split in minutes (default: %(default)s)")
     parser.add_argument("--train-variant", default="d", help="--train-model: model variant (default: %(default)s)")
+    parser.add_argument("--train-pretrain-minutes", type=float, default=15.0,
+                        help="--train-model: biLM pre-training budget in minutes, at most 40%% of "
+                             "--train-minutes (default: %(default)s)")
+    parser.add_argument("--train-pretrain-steps", type=int, default=None,
+                        help="--train-model: stop biLM pre-training after this many steps")
+    parser.add_argument("--train-epochs", type=int, default=30,
+                        help="--train-model: head epochs at most (default: %(default)s)")
+    parser.add_argument("--train-device", default="cpu",
+                        help="--train-model: torch device to train on, e.g. cuda (default: %(default)s)")
+    parser.add_argument("--train-bilm", default=None, metavar="DIR",
+                        help="--train-model: reuse this model folder's biLM and train only the head; "
+                             "'{split}' in DIR is replaced by the split's name, so that each fold reuses a "
+                             "biLM pre-trained without its test pages (e.g. an earlier run's OUT/models/{split})")
+    parser.add_argument("--reuse-models", action="store_true",
+                        help="--train-model: where OUT/models/SPLIT already holds a model (e.g. trained "
+                             "on another machine with --only-split), load it instead of training")
+    parser.add_argument("--only-split", default=None,
+                        help="run only the named split (e.g. fold3): to train folds in parallel")
     parser.add_argument("--extractors", default=DEFAULT_EXTRACTORS,
                         help="comma list of oracle (the labels: a node classifier's ceiling), trafilatura, "
                              "readability, all-nodes (keep every node), or 'none' (default: %(default)s)")
@@ -155,7 +173,11 @@ def train_on(args, pages: Sequence, model_dir: Path, split_name: str):
         folder = write_subset(args.dataset, pages, Path(tmp) / "data")
         config = TrainConfig(dataset=args.dataset, path=folder, out=model_dir,
                              variants=(args.train_variant,), max_minutes=args.train_minutes,
-                             seed=args.seed, progress=not args.no_progress,
+                             pretrain_minutes=args.train_pretrain_minutes,
+                             pretrain_steps=args.train_pretrain_steps, epochs=args.train_epochs,
+                             device=args.train_device, seed=args.seed, progress=not args.no_progress,
+                             bilm_from=Path(args.train_bilm.replace("{split}", model_dir.name))
+                             if args.train_bilm else None,
                              command=f"edrew evaluate --train-model ({split_name})")
         try:
             summary = train(config)
@@ -183,17 +205,32 @@ def run(args: argparse.Namespace) -> int:
     if not extractors and not baseline_names and not args.train_model:
         raise SystemExit("edrew evaluate: nothing to evaluate (no --model, extractors or baselines)")
 
+    if args.train_model:
+        from .train import device_problem
+
+        problem = device_problem(args.train_device)
+        if problem:
+            raise SystemExit(f"edrew evaluate: --train-device {args.train_device}: {problem}")
     out = args.out or os.path.join("output", f"evaluate-{args.dataset}")
     pages = load_pages(args)
     if not pages:
         raise SystemExit("edrew evaluate: no pages found")
     splits = make_splits(pages, args)
+    if args.only_split:
+        splits = [s for s in splits if s[0] == args.only_split]
+        if not splits:
+            raise SystemExit(f"edrew evaluate: no split named {args.only_split!r}")
     results = []
     for split_name, train, test in splits:
         split_extractors = {}
         if args.train_model and train:
+            from ..model.scorer import load_model
+
             model_dir = Path(out) / "models" / re.sub(r"[^\w.-]+", "_", split_name)
-            scorer = train_on(args, [pages[i] for i in train], model_dir, split_name)
+            if args.reuse_models and (model_dir / "card.json").is_file():
+                scorer = load_model(model_dir)
+            else:
+                scorer = train_on(args, [pages[i] for i in train], model_dir, split_name)
             if scorer is not None:
                 split_extractors["edrew-cv"] = ev.scorer_extractor(scorer, args.threshold)
         split_extractors.update(extractors)

@@ -129,6 +129,7 @@ class CharacterEncoder(nn.Module):
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         """ids (N, 50) -> (N, projection_dim)."""
+        ids = ids.to(self.char_embedding.weight.device)  # a no-op on CPU; training may run on a GPU
         if ids.shape[0] == 0:
             return ids.new_zeros((0, self.output_dim), dtype=torch.float32)
         # Every column past the longest word (plus its markers) is padding. Windows of padding only all
@@ -304,13 +305,15 @@ class ElmoBiLm(nn.Module):
         (layer 0 = the token vectors doubled), and the (B, T+2) mask, as AllenNLP's `_ElmoBiLm`.
         """
         batch, steps, dim = token_embeddings.shape
+        device = token_embeddings.device
+        lengths = lengths.to(device)
         bos, eos = self.boundary_embeddings()
-        positions = torch.arange(steps + 2).unsqueeze(0)
+        positions = torch.arange(steps + 2, device=device).unsqueeze(0)
         mask = positions < (lengths.unsqueeze(1) + 2)
         x = token_embeddings.new_zeros(batch, steps + 2, dim)
         x[:, 1:-1] = token_embeddings
         x[:, 0] = bos
-        x[torch.arange(batch), lengths + 1] = eos
+        x[torch.arange(batch, device=device), lengths + 1] = eos
         x = x * mask.unsqueeze(-1)
         sizes = (lengths + 2).tolist()
         is_sorted = all(a >= b for a, b in zip(sizes, sizes[1:]))

@@ -124,6 +124,8 @@ class LanguageModel(nn.Module):
             ids[r, : len(seq)] = torch.tensor([position[t] for t in seq])
             targets[r, : len(seq) + 2] = torch.tensor(
                 [self.vocab[BOS]] + [self.vocab.get(t, unk) for t in seq] + [self.vocab[EOS]])
+        device = table.device
+        ids, targets = ids.to(device), targets.to(device)
         layers, _ = self.bilm.forward_embedded(table[ids], lengths)
         top = layers[-1]
         half = top.shape[-1] // 2
@@ -140,7 +142,7 @@ def pretrain_bilm(bilm: ElmoBiLm, sequences: List[List[str]], *, minutes: float,
     """Train the biLM as a bidirectional LM until `minutes` or `max_steps`; returns the loss curve."""
     rng = random.Random(seed)
     vocab = build_vocab(sequences, vocab_size)
-    model = LanguageModel(bilm, vocab)
+    model = LanguageModel(bilm, vocab).to(_device_of(bilm))
     model.train()
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     curve = Curve()
@@ -186,6 +188,10 @@ class Encoded:
     pages: List[dict]                     # per page: seq (N,), words (N, K), nwords (N,), feats (N, F), y, w
 
 
+def _device_of(module: nn.Module) -> torch.device:
+    return next(module.parameters()).device
+
+
 @torch.inference_mode()
 def encode_pages(bilm: ElmoBiLm, pages: Sequence[Page], labels: Sequence[Sequence[int]], batch_size: int = 512,
                  progress: bool = True) -> Encoded:
@@ -221,10 +227,11 @@ def encode_pages(bilm: ElmoBiLm, pages: Sequence[Page], labels: Sequence[Sequenc
         ids = torch.zeros(len(batch), int(lengths.max()), dtype=torch.long)
         for r, s in enumerate(batch):
             ids[r, : len(s)] = torch.tensor([pos[t] for t in s])
-        layers, mask = bilm.forward_embedded(tab[ids], lengths)
-        table[torch.tensor(idx)] = pool_sequences(layers, mask).to(torch.float16)
+        layers, mask = bilm.forward_embedded(tab[ids.to(tab.device)], lengths)
+        table[torch.tensor(idx)] = pool_sequences(layers, mask).to(torch.float16).cpu()
     word_list = list(words)
-    word_vecs = [bilm.token_embedder(char_tensor(word_list[i: i + 4096])) for i in range(0, len(word_list), 4096)]
+    word_vecs = [bilm.token_embedder(char_tensor(word_list[i: i + 4096])).cpu()
+                 for i in range(0, len(word_list), 4096)]
     word_table = torch.cat(word_vecs) if word_vecs else torch.zeros(0, bilm.options["lstm"]["projection_dim"])
     seq_index = {k: i for i, k in enumerate(keys)}
     encoded_pages = []
@@ -247,7 +254,7 @@ def encode_pages(bilm: ElmoBiLm, pages: Sequence[Page], labels: Sequence[Sequenc
 
 def _text_from_table(word_table: torch.Tensor, words: torch.Tensor, nwords: torch.Tensor) -> torch.Tensor:
     vecs = word_table[words]                                   # (..., K, D)
-    mask = (torch.arange(words.shape[-1]) < nwords.unsqueeze(-1)).unsqueeze(-1)
+    mask = (torch.arange(words.shape[-1], device=words.device) < nwords.unsqueeze(-1)).unsqueeze(-1)
     mean = (vecs * mask).sum(dim=-2) / nwords.clamp(min=1).unsqueeze(-1)
     top = vecs.masked_fill(~mask, float("-inf")).max(dim=-2).values
     return torch.cat([mean, top], dim=-1)
@@ -276,19 +283,37 @@ def _collate(enc: Encoded, items: List[dict]) -> dict:
 
 
 def head_logits(head: Head, enc: Encoded, batch: dict) -> torch.Tensor:
+    """Logits (B, N); `enc`'s tables and `batch` must be on the head's device (see `to_device`)."""
     elmo = head.mix(enc.sequence_table[batch["seq"]].float())
     text = _text_from_table(enc.word_table, batch["words"], batch["nwords"]) if head.config["use_text"] else None
     feats = batch["feats"] if head.config["use_features"] else None
     return head(elmo, text, feats, batch["lengths"])
 
 
+def to_device(enc: Encoded, device: torch.device) -> Encoded:
+    """The same encodings with their tables on `device` (the per-page index tensors move per batch)."""
+    if enc.sequence_table.device == torch.device(device):
+        return enc
+    return Encoded(enc.sequence_index, enc.sequence_table.to(device), enc.word_index, enc.word_table.to(device),
+                   enc.pages)
+
+
+def _batch(enc: Encoded, items: List[dict], device: torch.device) -> dict:
+    batch = _collate(enc, items)
+    if device.type == "cpu":
+        return batch
+    return {k: (v if k == "lengths" else v.to(device)) for k, v in batch.items()}
+
+
 @torch.inference_mode()
 def predict(head: Head, enc: Encoded, indices: Sequence[int]) -> List[np.ndarray]:
     head.eval()
+    device = _device_of(head)
+    enc = to_device(enc, device)
     out = []
     for i in indices:
-        batch = _collate(enc, [enc.pages[i]])
-        out.append(torch.sigmoid(head_logits(head, enc, batch))[0].numpy())
+        batch = _batch(enc, [enc.pages[i]], device)
+        out.append(torch.sigmoid(head_logits(head, enc, batch))[0].cpu().numpy())
     return out
 
 
@@ -326,9 +351,11 @@ def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequ
                batch_pages: int = 8, lr: float = 3e-3, progress: bool = True) -> Tuple[dict, Dict[str, Curve]]:
     """Adam on weighted BCE; keeps the state with the best validation score. Returns (state, curves)."""
     rng = random.Random(seed)
+    device = _device_of(head)
+    enc = to_device(enc, device)
     ys = torch.cat([enc.pages[i]["y"] for i in train_idx])
     pos = float(ys.sum())
-    pos_weight = torch.tensor(min(max((len(ys) - pos) / max(pos, 1.0), 1.0), 10.0))
+    pos_weight = torch.tensor(min(max((len(ys) - pos) / max(pos, 1.0), 1.0), 10.0), device=device)
     optimizer = torch.optim.Adam(head.parameters(), lr=lr)
     curves = {"train_loss": Curve(), "val_score": Curve()}
     best_state, best_score = None, -1.0
@@ -346,7 +373,7 @@ def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequ
         rng.shuffle(batches)
         total, count = 0.0, 0
         for batch_idx in _progress(batches, desc=f"train head epoch {epoch}", unit="batch", disable=not progress):
-            batch = _collate(enc, [enc.pages[i] for i in batch_idx])
+            batch = _batch(enc, [enc.pages[i] for i in batch_idx], device)
             logits = head_logits(head, enc, batch)
             loss_all = F.binary_cross_entropy_with_logits(logits, batch["y"], pos_weight=pos_weight, reduction="none")
             loss = (loss_all * batch["w"]).sum() / batch["w"].sum().clamp(min=1e-6)
@@ -468,9 +495,15 @@ class TrainConfig:
     labels_file: Optional[Path] = None
     options: dict = field(default_factory=default_options)
     pretrain_steps: Optional[int] = None
+    # a model folder whose biLM (ELMo options + weights) is reused as is: no pre-training, only the head
+    # is trained (a user's own labels on the shipped biLM; or CV heads on each fold's own biLM)
+    bilm_from: Optional[Path] = None
     progress: bool = True
     metric: str = "auto"   # "word" (page word-F1, WCXB's) or "node" (node F1, the thesis's); auto by dataset
     command: str = ""
+    # "cpu" (the documented recipe) or a torch device such as "cuda": the same steps and epochs, faster; its
+    # results differ from a CPU run's in the last digits (other kernels), so a model card names its device
+    device: str = "cpu"
 
 
 def _metric_name(config: TrainConfig) -> str:
@@ -517,21 +550,29 @@ def train(config: TrainConfig) -> dict:
         f"{len(test_idx)} test")
 
     # 1. biLM
-    options = json.loads(json.dumps(config.options))
-    bilm = ElmoBiLm(options)
-    if config.pretrain_html:
-        sequences = sequences_from_html(config.pretrain_html, progress=config.progress)
-        pretrain_source = str(config.pretrain_html)
+    device = torch.device(config.device)
+    if config.bilm_from:
+        options, bilm, pre_info = reuse_bilm(Path(config.bilm_from))
+        pre_curve = Curve()
+        log(f"reusing the biLM of {config.bilm_from} (pre-trained {pre_info.get('steps', '?')} steps)")
     else:
-        sequences = sequences_from_pages(pages[i] for i in train_idx)
-        pretrain_source = f"reTPS of the {len(train_idx)} training pages"
-    t0 = time.monotonic()
-    pre_minutes = max(min(config.pretrain_minutes, (deadline - t0) / 60 * 0.4), 0.05)
-    pre_curve, pre_info = pretrain_bilm(bilm, sequences, minutes=pre_minutes, seed=config.seed,
-                                        max_steps=config.pretrain_steps, progress=config.progress)
-    pre_info.update(source=pretrain_source, seconds=round(time.monotonic() - t0, 1))
-    log(f"pre-trained the biLM: {pre_info['steps']} steps, loss {pre_info['final_loss']:.3f}, "
-        f"{len(sequences)} sequences, {pre_info['seconds']:.0f} s")
+        options = json.loads(json.dumps(config.options))
+        bilm = ElmoBiLm(options)
+        if config.pretrain_html:
+            sequences = sequences_from_html(config.pretrain_html, progress=config.progress)
+            pretrain_source = str(config.pretrain_html)
+        else:
+            sequences = sequences_from_pages(pages[i] for i in train_idx)
+            pretrain_source = f"reTPS of the {len(train_idx)} training pages"
+    bilm = bilm.to(device)
+    if not config.bilm_from:
+        t0 = time.monotonic()
+        pre_minutes = max(min(config.pretrain_minutes, (deadline - t0) / 60 * 0.4), 0.05)
+        pre_curve, pre_info = pretrain_bilm(bilm, sequences, minutes=pre_minutes, seed=config.seed,
+                                            max_steps=config.pretrain_steps, progress=config.progress)
+        pre_info.update(source=pretrain_source, seconds=round(time.monotonic() - t0, 1))
+        log(f"pre-trained the biLM: {pre_info['steps']} steps, loss {pre_info['final_loss']:.3f}, "
+            f"{len(sequences)} sequences, {pre_info['seconds']:.0f} s")
 
     # 2. frozen encodings, shared by every variant
     t0 = time.monotonic()
@@ -558,7 +599,7 @@ def train(config: TrainConfig) -> dict:
         seed_everything(config.seed)
         t0 = time.monotonic()
         minutes_left = max((deadline - t0) / 60 / (len(config.variants) - k), 0.05)
-        head = Head(head_config(variant, bilm.output_dim, bilm.num_layers, token_dim))
+        head = Head(head_config(variant, bilm.output_dim, bilm.num_layers, token_dim)).to(device)
         _, curves = train_head(head, enc, train_idx, val_idx,
                                lambda probs: choose_threshold(lambda t: val_score(probs, t))[1],
                                epochs=config.epochs, minutes=minutes_left, seed=config.seed,
@@ -579,13 +620,14 @@ def train(config: TrainConfig) -> dict:
                 "path": str(config.path), "pages": len(pages), "nodes": int(sum(len(y) for y in labels)),
                 "relevant_nodes": int(sum(sum(y) for y in labels)), "split": summary["split"],
                 "split_rule": split_rule,
-                "seed": config.seed, "threads": config.threads, "pretrain": pre_info,
+                "seed": config.seed, "threads": config.threads, "device": device.type, "pretrain": pre_info,
                 "head_seconds": round(head_seconds, 1),
                 "total_seconds": round(time.monotonic() - started, 1), "command": config.command,
             },
             "metrics": metrics,
         }
-        written = save_model(target, options, bilm, head, card)
+        written = save_model(target, options, bilm.cpu(), head.cpu(), card)
+        bilm.to(device)
         plot_curves(target / "training.png",
                     {"pretrain biLM loss": pre_curve, "head train loss": curves["train_loss"],
                      f"validation {metric}-F1": curves["val_score"]},
@@ -597,6 +639,23 @@ def train(config: TrainConfig) -> dict:
     summary["total_seconds"] = round(time.monotonic() - started, 1)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return summary
+
+
+def reuse_bilm(directory: Path) -> Tuple[dict, ElmoBiLm, dict]:
+    """(options, biLM, pre-training record) of an existing model folder; its files are checked against its
+    card (sha256) as when the model is loaded for scoring."""
+    from . import files
+    from .scorer import build_bilm
+
+    try:
+        card = files.read_card(directory)
+        options = files.read_options(directory / files.OPTIONS)
+        bilm = build_bilm(options)
+        files.read_elmo_weights(directory / files.WEIGHTS, bilm)
+    except files.ModelError as exc:
+        raise ValueError(f"cannot reuse the biLM: {exc}") from None
+    earlier = dict(card.get("training", {}).get("pretrain") or {})
+    return options, bilm, dict(earlier, reused_from=str(directory), seconds=0.0)
 
 
 def _metrics(probs, idx, pages, labels, references, threshold) -> dict:
