@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import asdict
 
 import pytest
@@ -202,17 +203,36 @@ def test_one_bad_page_loses_only_its_own_item(scorer, caplog):
     assert "model exploded" in record.getMessage()
 
 
+class HoldsTheFirstBatch(BreaksOnOnePage):
+    """Keeps the first model call busy until the other pages wait in the queue: on a loaded machine
+    the serializer thread could otherwise hand them over one by one, each in a batch of its own."""
+
+    def __init__(self, scorer, total):
+        super().__init__(scorer, "no page has this name")
+        self.total, self.batcher = total, None
+
+    def score(self, pages):
+        if not self.batches:  # the first batch may hold one page or more, as they arrived
+            deadline = time.monotonic() + 30
+            while len(self.batcher._queue) < self.total - len(pages) and time.monotonic() < deadline:
+                time.sleep(0.01)
+        return super().score(pages)
+
+
 def test_pages_are_scored_in_batches(scorer):
-    spy = BreaksOnOnePage(scorer, "no page has this name")
-    crawler, mw = middleware(spy, EDREW_BATCH_PAGES=3)
     many = responses(PAGES + PAGES[:3])
+    spy = HoldsTheFirstBatch(scorer, total=len(many))
+    crawler, mw = middleware(spy, EDREW_BATCH_PAGES=3)
+    spy.batcher = mw.batcher
     results = run(mw, many)
     assert all(len(outputs) == 1 for outputs in results)
-    assert sum(spy.batches) == len(many) and max(spy.batches) == 3 and len(spy.batches) < len(many)
+    # Whatever the first batch took, the pages that waited behind it went in full batches of 3.
+    assert sum(spy.batches) == len(many) and len(spy.batches) == 3 and spy.batches[1] == 3, spy.batches
 
 
 def test_a_model_that_cannot_load_raises_in_from_crawler(tmp_path, caplog):
-    crawler = get_crawler(settings_dict={"EDREW_MODEL": str(tmp_path / "missing")})
+    # In process; the same with a worker process is in test_scrapy_workers.py.
+    crawler = get_crawler(settings_dict={"EDREW_MODEL": str(tmp_path / "missing"), "EDREW_WORKERS": 0})
     with caplog.at_level(logging.ERROR), pytest.raises(ModelError):
         EdrewSpiderMiddleware.from_crawler(crawler)
     [record] = [r for r in caplog.records if r.levelno == logging.ERROR]

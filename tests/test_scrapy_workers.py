@@ -95,6 +95,8 @@ def test_from_crawler_raises_the_workers_model_error(tmp_path, caplog):
     crawler = get_crawler(settings_dict={"EDREW_MODEL": str(tmp_path / "missing"), "EDREW_WORKERS": 1})
     with caplog.at_level(logging.ERROR), pytest.raises(ModelError, match="missing"):
         EdrewSpiderMiddleware.from_crawler(crawler)
+    [record] = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert str(tmp_path / "missing") in record.getMessage()
 
 
 def pool(crawler, **kw):
