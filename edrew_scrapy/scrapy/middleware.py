@@ -186,7 +186,8 @@ class EdrewDownloaderMiddleware:
         if page is None:
             from .processes import WorkerError
 
-            self.stats.error(response.url, "serialise", WorkerError(outcome.error))
+            # "serialise", or "score" for a page lost with its worker process (no Page came back)
+            self.stats.error(response.url, outcome.stage or "serialise", WorkerError(outcome.error))
             return response
         if page.skipped:
             self.stats.skip(page.skipped, response.url)
