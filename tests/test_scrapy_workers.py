@@ -319,3 +319,55 @@ def test_a_worker_exits_when_the_crawl_process_is_killed(tmp_path):
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+KILLER = textwrap.dedent('''
+    import os, signal
+    from pathlib import Path
+    import scrapy
+
+    def spawned_workers():
+        me = os.getpid()
+        kids = []
+        for task in Path(f"/proc/{me}/task").iterdir():
+            kids += (task / "children").read_text().split()
+        return [int(k) for k in kids if b"spawn_main" in Path(f"/proc/{k}/cmdline").read_bytes()]
+
+    class Killer(scrapy.Spider):
+        """Kills its EDREW worker process from the first callback, then asks for the other pages."""
+        name = "killer"
+        custom_settings = {"ADDONS": {"edrew_scrapy.Addon": 500}, "TELNETCONSOLE_ENABLED": False,
+                           "ROBOTSTXT_OBEY": False, "EDREW_WORKERS": 1}
+
+        def __init__(self, base, paths, **kw):
+            super().__init__(**kw)
+            self.base, self.paths = base, paths.split(",")
+            self.start_urls = [base + "/" + self.paths[0]]
+
+        def parse(self, response):
+            if response.url.endswith(self.paths[0]):
+                workers = spawned_workers()
+                assert len(workers) == 1, workers
+                os.kill(workers[0], signal.SIGKILL)
+                for path in self.paths[1:]:
+                    yield scrapy.Request(self.base + "/" + path)
+''')
+
+
+@pytest.mark.crawl
+def test_a_worker_killed_mid_crawl_costs_no_page(serve, tmp_path):
+    spider = tmp_path / "killer.py"
+    spider.write_text(KILLER)
+    feed = tmp_path / "items.jsonl"
+    base = serve(DEMO_SITE)
+    proc = run_scrapy(["runspider", str(spider), "-a", f"base={base}", "-a", "paths=" + ",".join(PAGES),
+                       "-O", str(feed)], cwd=tmp_path, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    items = [json.loads(line) for line in feed.read_text().splitlines() if line.strip()]
+    stats = {k: int(v) for k, v in re.findall(r"'(edrew/[^']+)': (\d+)", proc.stderr)}
+    assert stats["edrew/workers/died"] == 1 and stats["edrew/workers/restarts"] == 1, stats
+    assert "edrew/errors" not in stats and "edrew/workers/fallback" not in stats
+    assert "EDREW worker process died" in proc.stderr
+    # Every page after the kill was still serialised and scored: an item for each content page.
+    assert stats["edrew/pages"] == len(PAGES)
+    assert {f"{base}/{p}" for p in PAGES if "/" in p} <= {item["url"] for item in items}
