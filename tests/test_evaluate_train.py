@@ -82,3 +82,16 @@ def test_cli_names_a_device_it_cannot_train_on(tmp_path, capsys):
         assert main(["train", "--dataset", "simple", str(tmp_path), "--out", str(tmp_path / "m"),
                      "--device", "cuda"]) == 2
         assert "no CUDA device" in capsys.readouterr().err
+
+
+def test_cli_train_seed_changes_the_training_not_the_folds(tmp_path):
+    pytest.importorskip("torch")
+    from edrew_scrapy.cli import main
+
+    base = ["evaluate", "--dataset", "swde", str(DATA / "swde"), "--split", "cross-site", "--extractors", "none",
+            "--train-model", "--train-minutes", "0.05", "--no-progress", "--only-split", "test=inkwell"]
+    assert main(base + ["--out", str(tmp_path / "a"), "--train-seed", "7"]) == 0
+    card = json.loads((tmp_path / "a" / "models" / "test_inkwell" / "card.json").read_text())
+    assert card["training"]["seed"] == 7
+    pages = json.loads((tmp_path / "a" / "summary.json").read_text())["summary"]
+    assert {r["group"] for r in pages} == {"inkwell", "ALL"}
