@@ -126,8 +126,10 @@ def scorer_extractor(scorer, threshold: Optional[float] = None) -> Extractor:
     cut = scorer.threshold if threshold is None else threshold
 
     def run(lp: LabelledPage):
+        from .extract import is_relevant
+
         probs = scorer.score([lp.page])[0] if lp.page.nodes else np.zeros(0)
-        pred = [int(p >= cut) for p in probs]
+        pred = [int(is_relevant(n, p, cut)) for n, p in zip(lp.page.nodes, probs)]
         return predicted_text(lp, pred), pred
     return run
 

@@ -68,7 +68,7 @@ class _El:
     """One element of the document while it is being built (the thesis's tree node)."""
 
     __slots__ = ("name", "parent", "raw", "attrs", "segs", "tokens", "position", "depth", "hidden",
-                 "path", "step", "child_counts", "images", "wrapper", "in_head", "in_link")
+                 "path", "step", "child_counts", "images", "wrapper", "in_head", "in_link", "dialog")
 
     def __init__(self, name, parent, raw, position, depth, hidden, step, wrapper, in_head):
         self.name = name
@@ -87,6 +87,7 @@ class _El:
         self.wrapper = wrapper        # a wrapper tag with no content of its own (#WT)
         self.in_head = in_head
         self.in_link = False          # inside an <a>: all its text is link text
+        self.dialog = False           # a dialog (see _is_dialog) or inside one
 
     def attributes(self) -> dict:
         if self.attrs is None:
@@ -334,12 +335,15 @@ class _Builder:
         if not wrapper and name not in cfg.repeating_tags:
             self.count_tags += 1
         hidden = parent.hidden
+        dialog = parent.dialog or name == "dialog"
         attrs = None
-        if not hidden and raw_attrs:
+        if raw_attrs and not (hidden and dialog):
             low = raw_attrs.lower()
-            if "hidden" in low or "none" in low:  # cheap pre-check before parsing
+            if not hidden and ("hidden" in low or "none" in low):  # cheap pre-checks before parsing
                 attrs = parse_attributes(raw_attrs)
                 hidden = _is_hidden(attrs)
+            if not dialog and ("dialog" in low or "modal" in low):
+                dialog = _is_dialog(attrs if attrs is not None else parse_attributes(raw_attrs))
         key = _xpath_name(name)
         counts = parent.child_counts
         if counts is None:
@@ -350,6 +354,7 @@ class _Builder:
         el = _El(name, parent_idx, raw_attrs, self.count_tags, parent.depth + 1, hidden, (key, k, doc_k),
                  wrapper, in_head)
         el.attrs = attrs
+        el.dialog = dialog
         el.in_link = parent.in_link or name == "a"
         idx = len(els)
         els.append(el)
@@ -389,6 +394,14 @@ class _Builder:
         if hidden:
             tokens.append(HIDE)
         return tokens
+
+
+def _is_dialog(attrs: dict) -> bool:
+    """A modal or dialog box by its ARIA markup (role="dialog"/"alertdialog", aria-modal="true"): cookie
+    and consent banners, terms and policies, sign-up and "quick view" boxes, mostly closed until a click.
+    A `<dialog>` element counts too (its implicit role). See docs/method-choices.md."""
+    roles = (attrs.get("role") or "").lower().split()
+    return "dialog" in roles or "alertdialog" in roles or (attrs.get("aria-modal") or "").strip().lower() == "true"
 
 
 def _is_hidden(attrs: dict) -> bool:
@@ -479,7 +492,7 @@ class _NodeBuilder:
             nodes.append(Node(
                 index=idx, tag=el.name, content=content, retps=SEP.join(tokens[:max_tokens]),
                 bucket=bucket, parent=near[i], path=paths.of(i) or "/", attrs=el.attributes(), hidden=el.hidden,
-                images=imgs, depth=el.depth, position=el.position,
+                in_dialog=el.dialog, images=imgs, depth=el.depth, position=el.position,
                 link_chars=len(content) if el.in_link else min(lc, len(content)),
             ))
         text_root = " ".join(_unescape("".join(s for s in els[0].segs if type(s) is str)).split())

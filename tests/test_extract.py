@@ -42,6 +42,18 @@ def test_extract_keeps_order_and_threshold(model_dir):
     assert all(n.score >= scorer.threshold for n in default_cut.nodes)
 
 
+def test_nodes_inside_a_dialog_are_never_relevant(model_dir):
+    from edrew_scrapy.extract import is_relevant
+    from edrew_scrapy.serializer import serialize
+
+    scorer = load_model(model_dir)
+    page = serialize("<body><article><p>The story itself.</p></article>"
+                     '<div role="dialog" aria-modal="true"><p>Accept all cookies?</p></div></body>')
+    kept = extract(page, scorer=scorer, threshold=0.0)[0]
+    assert kept.text == "The story itself."
+    assert is_relevant(page.nodes[0], 0.9, 0.5) and not is_relevant(page.nodes[1], 0.9, 0.5)
+
+
 def test_cli_jsonl_contract_and_errors(model_dir, tmp_path, capsys):
     good = tmp_path / "page.html"
     good.write_text(HTML, encoding="utf-8")

@@ -201,6 +201,26 @@ def test_hide_token_and_flag(attrs):
     assert not node(f"<div {attrs}><p>secret</p></div><p>shown</p>", "shown").hidden
 
 
+@pytest.mark.parametrize("markup", ['<div role="dialog">', '<div role="presentation alertdialog">',
+                                    '<section aria-modal="TRUE">', "<dialog open>"])
+def test_dialog_flag_is_inherited_and_changes_no_token(markup, monkeypatch):
+    import edrew_scrapy.serializer as serializer
+
+    close = "</" + markup[1:].split()[0].rstrip(">") + ">"
+    html = f"<body>{markup}<div><p>We use cookies.</p></div>{close}<p>The story.</p></body>"
+    page = serialize(html)
+    inside, outside = page.nodes
+    assert inside.in_dialog and not outside.in_dialog and not inside.hidden
+    # the reTPS (the model's input) is what it was: the rule lives in the extraction, not in the tokens
+    monkeypatch.setattr(serializer, "_is_dialog", lambda attrs: False)
+    assert [n.retps for n in serialize(html).nodes] == [n.retps for n in page.nodes]
+
+
+@pytest.mark.parametrize("attrs", ['role="region"', 'aria-modal="false"', 'class="modal-dialog"', 'role="button"'])
+def test_not_a_dialog(attrs):
+    assert not node(f"<div {attrs}><p>text</p></div>", "text").in_dialog
+
+
 def test_token_order_within_an_element_reversed():
     # written order <tag><id><classes><properties>; the reTPS reverses it
     t = toks(node('<div id="i" class="c1 c2" data-k="v">t</div>', "t"))

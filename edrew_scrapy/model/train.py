@@ -320,10 +320,11 @@ def predict(head: Head, enc: Encoded, indices: Sequence[int]) -> List[np.ndarray
 def page_word_f1(probs: Sequence[np.ndarray], pages: Sequence[Page], references: Sequence[str],
                  threshold: float) -> float:
     from ..data.align import word_f1
+    from ..extract import is_relevant
 
     scores = []
     for p, page, ref in zip(probs, pages, references):
-        text = "\n".join(n.content for n, s in zip(page.nodes, p) if s >= threshold)
+        text = "\n".join(n.content for n, s in zip(page.nodes, p) if is_relevant(n, s, threshold))
         scores.append(word_f1(text, ref)[2])
     return float(np.mean(scores)) if scores else 0.0
 
