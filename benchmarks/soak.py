@@ -7,11 +7,16 @@ help pages; each wrapped in varied boilerplate: navigation, cookie banner, ads, 
 plus hub pages that link to them, all on 127.0.0.1 from this process. Then runs
 `scrapy crawl edrew` (the bundled spider, the add-on on) as a subprocess, samples its RSS from
 /proc/<pid>/status every second (with its worker processes' RSS added: the model and its caches live
-there with EDREW_WORKERS >= 1), and prints progress. At the end it checks that
+there with EDREW_WORKERS >= 1) together with the scorer's cache bytes (the edrew/cache/<name>/bytes
+stats, which the crawl writes to OUT/edrew-stats.json every second), and prints progress. At the end
+it checks that
 
 * every content page was requested once and yielded exactly one page item (the hubs are link lists:
   the items they give, if any, are counted apart), and
-* RSS after warm-up (the first --warmup share of the content pages exported) grows less than 10 %.
+* RSS after warm-up (the first --warmup share of the content pages exported), less what the scorer's
+  caches grew by meanwhile, grows less than 10 %. The caches are bounded (entries, and EDREW_CACHE_MB
+  bytes): filling them up is not a leak, and they fill up over a soak of generated pages, whose texts
+  are new on every page. The raw RSS growth and the caches' own are reported next to it.
 
 Writes OUT/feed.jsonl, OUT/crawl.log, OUT/rss.csv and OUT/summary.json; exits 1 when a check fails.
 `--no-scoring` runs the same crawl with the scoring stage off (serialising only), e.g. without a model.
@@ -200,12 +205,17 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     feed = out / "feed.jsonl"
     feed.unlink(missing_ok=True)
+    snapshot = out / "edrew-stats.json"
+    snapshot.unlink(missing_ok=True)
+    extensions = {"reliability_support.StatsToJson": 0, "reliability_support.StatsSnapshots": 0}
     extra = ["-o", str(feed), "-s", "LOG_LEVEL=INFO", "-s", "LOG_FILE=" + str(out / "crawl.log"),
-             "-s", "MEMUSAGE_ENABLED=False", *args.scrapy_args]
+             "-s", "MEMUSAGE_ENABLED=False", "-s", "EXTENSIONS=" + json.dumps(extensions),
+             "-s", f"RELIABILITY_STATS_SNAPSHOT={snapshot}", *args.scrapy_args]
     if args.no_scoring:
         extra += ["-s", 'SPIDER_MIDDLEWARES={"edrew_scrapy.scrapy.EdrewSpiderMiddleware": null}']
 
-    samples: List[Tuple[float, int, int, int]] = []   # (seconds, content pages fetched, items, rss)
+    # (seconds, content pages fetched, items, rss, bytes in the scorer's caches)
+    samples: List[Tuple[float, int, int, int, int]] = []
     with RecordingServer(make_routes(args.pages)) as server:
         cmd = crawl_command(server.url + "/", out / "stats.json", *extra)
         print(f"[soak] serving {args.pages} pages at {server.url}; crawling...", flush=True)
@@ -222,12 +232,14 @@ def main(argv=None) -> int:
                     raise SystemExit(f"[soak] hang guard: no end after {args.timeout:.0f} s")
                 rss = rss_bytes(proc.pid)
                 fetched = sum(1 for p in server.paths() if p.startswith("/p/"))
+                caches = cache_bytes(read_snapshot(snapshot))
                 if rss is not None:
-                    samples.append((now, fetched, counter.poll(), rss))
+                    samples.append((now, fetched, counter.poll(), rss, caches))
                 if now - last_print >= 15:
                     last_print = now
                     print(f"[soak] {now:6.0f} s  content pages fetched {fetched:6d}/{args.pages}  "
-                          f"items {counter.lines:6d}  RSS {rss / 2**20 if rss else 0:7.1f} MiB", flush=True)
+                          f"items {counter.lines:6d}  RSS {rss / 2**20 if rss else 0:7.1f} MiB  "
+                          f"caches {caches / 2**20:5.1f} MiB", flush=True)
                 time.sleep(1.0)
         finally:
             if proc.poll() is None:
@@ -239,8 +251,8 @@ def main(argv=None) -> int:
     summary = check(args, out, feed, requests, samples, elapsed, proc.returncode, stderr)
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     with open(out / "rss.csv", "w", encoding="utf-8") as fh:
-        fh.write("seconds,content_pages_fetched,items,rss_bytes\n")
-        fh.writelines(f"{t:.1f},{f},{i},{r}\n" for t, f, i, r in samples)
+        fh.write("seconds,content_pages_fetched,items,rss_bytes,cache_bytes\n")
+        fh.writelines(f"{t:.1f},{f},{i},{r},{c}\n" for t, f, i, r, c in samples)
     print(json.dumps(summary, indent=2), flush=True)
     return 0 if summary["ok"] else 1
 
@@ -267,23 +279,27 @@ def check(args, out: Path, feed: Path, requests: List[str], samples, elapsed: fl
     progress_col = 1 if args.no_scoring else 2
     warm_at = max(1, int(args.warmup * args.pages))
     after = [s for s in samples if s[progress_col] >= warm_at]
-    rss_growth = None
-    baseline = peak = final = None
+    rss_growth = rest_growth = None
+    baseline = peak = final = cache_base = cache_at_peak = None
     if len(after) >= 2:
-        baseline = after[0][3]
-        peak = max(s[3] for s in after)
+        baseline, cache_base = after[0][3], after[0][4]
+        top = max(after, key=lambda s: s[3])
+        peak, cache_at_peak = top[3], top[4]
         final = after[-1][3]
         rss_growth = (peak - baseline) / baseline
+        # The peak less what the caches grew by up to then: any other growth (a leak) is left in it.
+        rest_growth = max((s[3] - baseline) - (s[4] - cache_base) for s in after) / baseline
     curve = []
     for tenth in range(1, 11):
         reached = [s for s in samples if s[progress_col] >= tenth * args.pages // 10]
         if reached:
             curve.append({"progress": f"{tenth * 10}%", "seconds": round(reached[0][0]),
-                          "rss_mib": round(reached[0][3] / 2**20, 1)})
+                          "rss_mib": round(reached[0][3] / 2**20, 1),
+                          "cache_mib": round(reached[0][4] / 2**20, 1)})
     checks = {
         "crawl_exit_0": returncode == 0,
         "every_content_page_requested_once": not not_once,
-        "rss_growth_after_warmup_below_10pct": rss_growth is not None and rss_growth < 0.10,
+        "rss_growth_after_warmup_besides_caches_below_10pct": rest_growth is not None and rest_growth < 0.10,
     }
     if not args.no_scoring:
         checks["every_content_page_one_item"] = not zero and not many
@@ -299,9 +315,28 @@ def check(args, out: Path, feed: Path, requests: List[str], samples, elapsed: fl
         "rss_baseline_mib": baseline and round(baseline / 2**20, 1), "rss_peak_after_warmup_mib": peak and round(peak / 2**20, 1),
         "rss_final_mib": final and round(final / 2**20, 1),
         "rss_growth_after_warmup_pct": None if rss_growth is None else round(100 * rss_growth, 2),
+        "cache_mib_at_baseline": _mib(cache_base), "cache_mib_at_peak": _mib(cache_at_peak),
+        "rss_growth_after_warmup_besides_caches_pct": None if rest_growth is None else round(100 * rest_growth, 2),
         "rss_curve": curve, "checks": checks, "ok": all(checks.values()),
         "log_tail": _tail(out / "crawl.log") + stderr[-2000:] if returncode else "",
     }
+
+
+def read_snapshot(path: Path) -> Dict:
+    """The crawl's edrew/ stats as last written by reliability_support.StatsSnapshots ({} before)."""
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def cache_bytes(stats: Dict) -> int:
+    """Bytes in the scorer's caches: the sum of the edrew/cache/<name>/bytes stats."""
+    return sum(int(v) for k, v in stats.items() if k.startswith("edrew/cache/") and k.endswith("/bytes"))
+
+
+def _mib(value: Optional[int]) -> Optional[float]:
+    return None if value is None else round(value / 2**20, 1)
 
 
 def _tail(path: Path) -> str:

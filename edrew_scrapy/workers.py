@@ -14,7 +14,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 # (body, declared encoding or None, url)
 PageInput = Tuple[bytes, Optional[str], str]
@@ -30,6 +30,8 @@ class Outcome:
     extraction: Any = None    # edrew_scrapy.extract.Extraction; None when the page has no nodes
     stage: Optional[str] = None
     error: Optional[str] = None
+    # On the first page of each batch scored: (worker pid, Scorer.cache_stats() after the batch)
+    caches: Optional[Tuple[int, Dict[str, Dict[str, int]]]] = None
 
 
 def bootstrap(initializer: Callable[..., None], initargs: tuple) -> None:
@@ -53,7 +55,8 @@ def bootstrap(initializer: Callable[..., None], initargs: tuple) -> None:
     initializer(*initargs)
 
 
-def init(model: Optional[str], backend: str, torch_threads: int, threshold: Optional[float]) -> None:
+def init(model: Optional[str], backend: str, torch_threads: int, threshold: Optional[float],
+         cache_mb: Optional[float] = 128.0) -> None:
     """Load the model once. A failure is kept and reported by every task, so that its message (a
     ModelError names the file) reaches the crawl instead of a broken pool."""
     _state.clear()
@@ -65,7 +68,7 @@ def init(model: Optional[str], backend: str, torch_threads: int, threshold: Opti
             torch.set_num_threads(torch_threads)
         from .model.scorer import load_model
 
-        _state["scorer"] = load_model(model, backend=backend)
+        _state["scorer"] = load_model(model, backend=backend, cache_mb=cache_mb)
     except Exception as exc:  # noqa: BLE001 - reported to the crawl by ready() and process()
         _state["error"] = (type(exc).__name__, str(exc))
         return
@@ -128,4 +131,7 @@ def process(batch: Sequence[PageInput]) -> List[Outcome]:
                 outcome.extraction = extract([outcome.page], scorer=scorer, threshold=threshold)[0]
             except Exception:  # noqa: BLE001
                 outcome.stage, outcome.error = "score", traceback.format_exc(limit=-8)
+    cache_stats = getattr(scorer, "cache_stats", None)
+    if cache_stats is not None:
+        outcomes[0].caches = (os.getpid(), cache_stats())
     return outcomes

@@ -78,6 +78,9 @@ def test_workers_export_what_the_crawl_process_exports(serve, tmp_path):
     assert by_url(in_process, "own") == by_url(in_workers, "own")
     assert all(item["nodes_seen"] for item in by_url(in_workers, "own").values())
     assert {k: v for k, v in stats0.items()} == {k: v for k, v in stats1.items()}
+    # The scorer's caches, reported from the worker as from the crawl process (the same pages fill them)
+    for name in ("tokens", "sequences", "texts"):
+        assert stats1[f"edrew/cache/{name}/entries"] > 0 and stats1[f"edrew/cache/{name}/bytes"] > 0
 
 
 @pytest.mark.crawl

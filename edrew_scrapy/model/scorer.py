@@ -7,10 +7,12 @@ are batched sorted by length so that padding stays small.
 """
 from __future__ import annotations
 
+import math
+import sys
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Callable, Dict, Hashable, List, Sequence, Union
+from typing import Callable, Dict, Hashable, List, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -38,31 +40,134 @@ DEFAULT_MODEL_DIR = _shipped_models_dir() / "default"
 BACKENDS = ("native", "allennlp")
 
 
-class LRU:
-    """A bounded mapping that forgets the least recently used entries."""
+# Python's bookkeeping per cache entry besides its key and its row: the OrderedDict's entry, its table
+# slots and linked-list node (about 85-120 B, depending on how full the table is) and the row index
+# (an int, 32 B). Filling an LRU in a fresh process (Python 3.11, torch 2.13), RSS grew by 330, 590 and
+# 928 B per entry for token, text and sequence rows (128, 256 and 512 B) with 57, 99 and 219 B keys,
+# against 345, 515 and 891 B counted with this value.
+ENTRY_OVERHEAD = 160
+# EDREW_CACHE_MB's default, and how a budget is shared out between a scorer's three caches.
+DEFAULT_CACHE_MB = 128
+CACHE_SHARES = {"tokens": 0.25, "sequences": 0.5, "texts": 0.25}
 
-    def __init__(self, capacity: int) -> None:
-        self.capacity = capacity
-        self._data: "OrderedDict[Hashable, torch.Tensor]" = OrderedDict()
+
+class LRU:
+    """A bounded mapping of keys to fixed-shape float rows that forgets the least recently used entries.
+
+    Bounded by entries (`capacity`) and, when `max_bytes` is given, by bytes (`nbytes`: the rows handed
+    out, the keys by sys.getsizeof and ENTRY_OVERHEAD per entry). The rows live in one tensor,
+    allocated once, on the first insert, with as many rows as the limits allow; the memory of rows not
+    yet handed out is never touched, so it is not resident (one large allocation, mapped lazily), and
+    a row freed by an eviction is reused. One tensor rather than a tensor per entry: a row of 32 floats
+    (128 B) kept as a tensor of its own costs some 660 B of RSS, and a view into the batch it was
+    computed in about 810 B (and it keeps the whole batch's storage alive).
+    """
+
+    def __init__(self, capacity: int, max_bytes: Optional[int] = None) -> None:
+        self.capacity = max(0, int(capacity))
+        self.max_bytes = None if max_bytes is None else max(0, int(max_bytes))
+        self._slot: "OrderedDict[Hashable, int]" = OrderedDict()
+        self._rows: Optional[torch.Tensor] = None
+        self._row_bytes = 0
+        self._used = 0        # rows handed out so far (the ones whose memory was touched)
+        self._free: List[int] = []
+        self._key_bytes = 0
 
     def __len__(self) -> int:
-        return len(self._data)
+        return len(self._slot)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._slot
+
+    @property
+    def nbytes(self) -> int:
+        """The rows handed out, the keys and the per-entry bookkeeping."""
+        return self._used * self._row_bytes + self._key_bytes + ENTRY_OVERHEAD * len(self._slot)
+
+    def stats(self) -> Dict[str, int]:
+        return {"entries": len(self._slot), "bytes": self.nbytes}
 
     def get_many(self, keys: Sequence[Hashable], compute: Callable[[List[Hashable]], torch.Tensor]) -> torch.Tensor:
-        """Stack the values of `keys` (distinct), computing the missing ones in one call."""
-        data = self._data
-        missing = [k for k in keys if k not in data]
-        if missing:
-            values = compute(missing)
-            for k, v in zip(missing, values):
-                data[k] = v
-        out = []
-        for k in keys:
-            data.move_to_end(k)
-            out.append(data[k])
-        while len(data) > self.capacity:
-            data.popitem(last=False)
-        return torch.stack(out) if out else torch.zeros(0)
+        """Stack the values of `keys` (distinct), computing the missing ones in one call. The keys found
+        become the most recently used, in their order, then the new ones after them."""
+        slot = self._slot
+        missing = [k for k in keys if k not in slot]
+        values = compute(missing).detach() if missing else None
+        if values is not None and self._rows is None:
+            self._allocate(values)
+        if self._rows is None:
+            return torch.zeros(0)
+        with torch.no_grad():
+            hit_at, hit_rows, miss_at = [], [], []
+            get, refresh = slot.get, slot.move_to_end
+            for i, k in enumerate(keys):
+                row = get(k)
+                if row is None:
+                    miss_at.append(i)
+                else:
+                    refresh(k)
+                    hit_at.append(i)
+                    hit_rows.append(row)
+            if not miss_at:
+                return self._rows.index_select(0, torch.tensor(hit_rows, dtype=torch.long))
+            values = values.to(self._rows.dtype)
+            if hit_at:
+                out = self._rows.new_empty((len(keys), *self._rows.shape[1:]))
+                out.index_copy_(0, torch.tensor(hit_at, dtype=torch.long),
+                                self._rows.index_select(0, torch.tensor(hit_rows, dtype=torch.long)))
+                out.index_copy_(0, torch.tensor(miss_at, dtype=torch.long), values)
+            else:
+                out = values
+            self._insert(missing, values)
+        return out
+
+    def _allocate(self, values: torch.Tensor) -> None:
+        self._row_bytes = math.prod(values.shape[1:]) * values.element_size()
+        limit = self.capacity
+        if self.max_bytes is not None:
+            limit = min(limit, self.max_bytes // (self._row_bytes + ENTRY_OVERHEAD))
+        # A normal tensor even under torch.inference_mode: an inference tensor could not be written
+        # to by a later call made outside inference mode.
+        with torch.inference_mode(False):
+            self._rows = torch.empty((limit, *values.shape[1:]), dtype=values.dtype, device=values.device)
+
+    def _insert(self, keys: List[Hashable], values: torch.Tensor) -> None:
+        rows, taken = [], []
+        for i, k in enumerate(keys):
+            key_bytes = sys.getsizeof(k)
+            row = self._take_row(key_bytes + ENTRY_OVERHEAD)
+            if row is None:
+                continue  # larger than the whole budget: returned, not kept
+            self._slot[k] = row
+            self._key_bytes += key_bytes
+            rows.append(row)
+            taken.append(i)
+        if rows:
+            rows_t = torch.tensor(rows, dtype=torch.long)
+            self._rows.index_copy_(0, rows_t, values if len(taken) == len(keys)
+                                   else values.index_select(0, torch.tensor(taken, dtype=torch.long)))
+
+    def _take_row(self, cost: int) -> Optional[int]:
+        """A row for a new entry that costs `cost` bytes besides its row, evicting the least recently
+        used entries as the limits require; None when the entry cannot fit even in an empty cache."""
+        budget = self.max_bytes
+        while self._slot and (len(self._slot) >= self.capacity or not (self._free or self._used < len(self._rows))
+                              or (budget is not None and self.nbytes + cost
+                                  + (0 if self._free else self._row_bytes) > budget)):
+            key, row = self._slot.popitem(last=False)
+            self._key_bytes -= sys.getsizeof(key)
+            self._free.append(row)
+        if self._free:
+            row = self._free.pop()
+        elif self._used < len(self._rows):
+            row = self._used
+            self._used += 1
+        else:
+            return None
+        if budget is not None and self.nbytes + cost > budget:
+            self._free.append(row)
+            return None
+        return row
 
     def gather(self, keys: Sequence[Hashable], compute: Callable[[List[Hashable]], torch.Tensor]) -> torch.Tensor:
         """Like get_many, for keys that may repeat: one row per key, each distinct key looked up once."""
@@ -74,16 +179,24 @@ class LRU:
         return values[[where[k] for k in keys]]
 
 
+def cache_budget(cache_mb: Optional[float], name: str) -> Optional[int]:
+    """Bytes for cache `name` out of a budget of `cache_mb` MiB (None: no byte limit)."""
+    if cache_mb is None:
+        return None
+    return int(float(cache_mb) * 2**20 * CACHE_SHARES[name])
+
+
 class NativeEncoder:
     """ELMo in plain PyTorch (elmo.py): token vectors and pooled, mixed sequence vectors."""
 
     name = "native"
 
-    def __init__(self, bilm: ElmoBiLm, head: Head, batch_size: int = 512, token_cache: int = 200_000) -> None:
+    def __init__(self, bilm: ElmoBiLm, head: Head, batch_size: int = 512, token_cache: int = 200_000,
+                 token_bytes: Optional[int] = None) -> None:
         self.bilm = bilm.eval()
         self.head = head
         self.batch_size = batch_size
-        self.tokens = LRU(token_cache)
+        self.tokens = LRU(token_cache, token_bytes)
 
     def token_vectors(self, words: Sequence[str]) -> torch.Tensor:
         """(len(words), proj) character-CNN vectors; `words` distinct."""
@@ -129,15 +242,18 @@ class Scorer:
     """Scores pages with one model; `threshold` and `card` come from the model card."""
 
     def __init__(self, directory: Path, card: dict, encoder, head: Head, sequence_cache: int = 100_000,
-                 text_cache: int = 50_000) -> None:
+                 text_cache: int = 50_000, cache_mb: Optional[float] = None) -> None:
+        """`cache_mb`: the byte budget of the sequence and text caches together with the encoder's
+        token cache, in MiB, shared out by CACHE_SHARES (the encoder gets its share when it is built,
+        see load_model); None: bounded by entries only."""
         self.directory = Path(directory)
         self.card = card
         self.threshold = float(card.get("threshold", 0.5))
         self.encoder = encoder
         self.head = head.eval()
         self.backend = encoder.name
-        self.sequences = LRU(sequence_cache)
-        self.texts = LRU(text_cache)
+        self.sequences = LRU(sequence_cache, cache_budget(cache_mb, "sequences"))
+        self.texts = LRU(text_cache, cache_budget(cache_mb, "texts"))
         # the caches are shared state: one score() at a time (torch already uses the cores inside it)
         self._lock = threading.Lock()
 
@@ -158,6 +274,11 @@ class Scorer:
             keys.append(key)
         return self.texts.gather(
             keys, lambda missing: pool_words([words[k] for k in missing], self.encoder.token_vectors))
+
+    def cache_stats(self) -> Dict[str, Dict[str, int]]:
+        """Entries and bytes (see LRU.nbytes) of each cache: tokens (native backend), sequences, texts."""
+        caches = {"tokens": getattr(self.encoder, "tokens", None), "sequences": self.sequences, "texts": self.texts}
+        return {name: cache.stats() for name, cache in caches.items() if isinstance(cache, LRU)}
 
     def score(self, pages: Sequence[Page]) -> List[np.ndarray]:
         """One float32 array of P(relevant) per page, aligned with page.nodes."""
@@ -211,8 +332,10 @@ def load_head(directory: Path, card: dict) -> Head:
     return head.eval()
 
 
-def load_model(path: Union[str, Path, None] = None, backend: str = "native", verify: bool = True) -> Scorer:
-    """Load a model directory (None = the shipped models/default/) and return its Scorer."""
+def load_model(path: Union[str, Path, None] = None, backend: str = "native", verify: bool = True,
+               cache_mb: Optional[float] = DEFAULT_CACHE_MB) -> Scorer:
+    """Load a model directory (None = the shipped models/default/) and return its Scorer. Its caches
+    hold at most `cache_mb` MiB together (None: only their entry limits bound them)."""
     directory = Path(path) if path is not None else DEFAULT_MODEL_DIR
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
@@ -222,12 +345,12 @@ def load_model(path: Union[str, Path, None] = None, backend: str = "native", ver
         options = files.read_options(directory / files.OPTIONS)
         bilm = build_bilm(options)
         files.read_elmo_weights(directory / files.WEIGHTS, bilm)
-        encoder = NativeEncoder(bilm, head)
+        encoder = NativeEncoder(bilm, head, token_bytes=cache_budget(cache_mb, "tokens"))
     else:
         from .allennlp_backend import AllenNlpEncoder
 
         encoder = AllenNlpEncoder(directory / files.OPTIONS, directory / files.WEIGHTS, head)
-    return Scorer(directory, card, encoder, head)
+    return Scorer(directory, card, encoder, head, cache_mb=cache_mb)
 
 
 def save_model(directory: Union[str, Path], options: dict, bilm: ElmoBiLm, head: Head, card: dict) -> dict:

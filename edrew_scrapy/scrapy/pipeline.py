@@ -52,7 +52,7 @@ def load_scorer(conf: EdrewSettings):
         # cores, 2 torch threads took 32 ms of CPU per small page against 2.9 ms with 1.
         torch.set_num_threads(conf.torch_threads)
 
-    return load_model(conf.model, backend=conf.backend)
+    return load_model(conf.model, backend=conf.backend, cache_mb=conf.cache_mb)
 
 
 _gc_frozen = False
@@ -138,6 +138,7 @@ class EdrewSpiderMiddleware:
         self.pool = WorkerPool(1 if conf.threads else 0, "edrew-scorer")
         self.batcher = Batcher(self._score_in_thread, conf.batch_pages)
         self.processes = processes
+        self._caches: dict = {}  # "main" (this process) or a worker's pid -> Scorer.cache_stats()
         self._process_batcher = (Batcher(self._run_in_workers, conf.batch_pages, in_flight=processes.size + 1)
                                  if processes is not None else None)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
@@ -200,6 +201,9 @@ class EdrewSpiderMiddleware:
             from ..workers import Outcome
 
             outcome = Outcome(stage="score", error=f"{type(outcome).__name__}: {outcome}")
+        if outcome.caches is not None:
+            pid, caches = outcome.caches
+            self.report_caches(pid, caches)
         if outcome.page is None:
             return outcome  # the downloader middleware counts the serialising error
         if outcome.error is not None:
@@ -227,7 +231,25 @@ class EdrewSpiderMiddleware:
             return None
         self.stats.inc("nodes", len(page.nodes))
         self.stats.inc("relevant_nodes", len(extraction.nodes))
+        cache_stats = getattr(self.scorer, "cache_stats", None)
+        if cache_stats is not None:
+            self.report_caches("main", cache_stats())
         return extraction
+
+    def report_caches(self, owner, caches: dict) -> None:
+        """edrew/cache/<name>/entries and /bytes: the scorer's caches (Scorer.cache_stats), summed over
+        the processes that score (the live workers, or this process); a gauge, set, not counted."""
+        self._caches[owner] = caches
+        live = self.processes.pids() if self.processes is not None else set()
+        for gone in [o for o in self._caches if o != "main" and o not in live]:
+            del self._caches[gone]
+        totals: dict = {}
+        for per_process in self._caches.values():
+            for name, values in per_process.items():
+                for what, value in values.items():
+                    totals[(name, what)] = totals.get((name, what), 0) + value
+        for (name, what), value in totals.items():
+            self.stats.set(f"cache/{name}/{what}", value)
 
     async def process_spider_output(self, response, result, spider=None):
         async for output in result:

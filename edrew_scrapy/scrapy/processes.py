@@ -80,7 +80,7 @@ class ProcessPool:
                  task: Callable[[Sequence[PageInput]], List[Outcome]] = workers.process,
                  initializer: Callable[..., None] = workers.init, max_restarts: int = MAX_RESTARTS):
         self.size = conf.workers
-        self._initargs = (conf.model, conf.backend, conf.torch_threads, conf.threshold)
+        self._initargs = (conf.model, conf.backend, conf.torch_threads, conf.threshold, conf.cache_mb)
         self._task = task
         self._initializer = initializer
         self._stats = stats
@@ -148,6 +148,12 @@ class ProcessPool:
                 return None
             outcomes.extend(result)
         return outcomes
+
+    def pids(self) -> set:
+        """The process ids of the current pool's workers (none once the pool has failed)."""
+        if self.failed:
+            return set()
+        return set(getattr(self._executor, "_processes", None) or {})
 
     def _broken(self, executor: ProcessPoolExecutor, exc: BaseException) -> None:
         if executor is not self._executor:

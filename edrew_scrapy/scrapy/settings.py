@@ -26,6 +26,7 @@ DEFAULTS = {
     "EDREW_TORCH_THREADS": 1,       # torch intra-op threads for scoring; 0 leaves torch's own setting
     "EDREW_WORKERS": 1,             # worker processes that serialise and score; 0: threads in the crawl process
     "EDREW_RESUME": True,           # with JOBDIR: restart after an unclean stop; no page twice in a feed
+    "EDREW_CACHE_MB": 128,          # the scorer's caches, per process that scores; 0: bounded by entries only
 }
 
 ITEM_MODES = ("page", "node")
@@ -45,6 +46,7 @@ class EdrewSettings:
     threads: int
     torch_threads: int = 1
     workers: int = 0
+    cache_mb: Optional[float] = 128.0
 
     @classmethod
     def from_settings(cls, settings) -> "EdrewSettings":
@@ -85,4 +87,15 @@ class EdrewSettings:
             threads=max(0, settings.getint("EDREW_THREADS", DEFAULTS["EDREW_THREADS"])),
             torch_threads=max(0, settings.getint("EDREW_TORCH_THREADS", DEFAULTS["EDREW_TORCH_THREADS"])),
             workers=max(0, settings.getint("EDREW_WORKERS", DEFAULTS["EDREW_WORKERS"])),
+            cache_mb=_cache_mb(settings.get("EDREW_CACHE_MB", DEFAULTS["EDREW_CACHE_MB"])),
         )
+
+
+def _cache_mb(value) -> Optional[float]:
+    """EDREW_CACHE_MB as MiB; 0 (or None) is no byte limit: the caches' entry limits alone bound them."""
+    if value in (None, ""):
+        return None
+    mb = float(value)
+    if mb < 0:
+        raise ValueError(f"EDREW_CACHE_MB must be >= 0, not {value!r}")
+    return mb or None

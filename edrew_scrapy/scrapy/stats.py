@@ -22,6 +22,9 @@ class EdrewStats:
     def inc(self, key: str, count: int = 1) -> None:
         self._stats.inc_value(PREFIX + key, count)
 
+    def set(self, key: str, value) -> None:
+        self._stats.set_value(PREFIX + key, value)
+
     def skip(self, reason: str, url: Optional[str], detail: str = "") -> None:
         self.inc(f"skipped/{reason}")
         if reason not in self._logged:
