@@ -14,13 +14,14 @@ __all__ = ["Extraction", "ExtractedNode", "extract", "is_relevant"]
 
 
 def is_relevant(node, score: float, threshold: float) -> bool:
-    """The decision for one node: its score reaches the threshold and it is not inside a dialog box.
+    """The decision for one node: its score reaches the threshold and it is not in boilerplate markup.
 
-    Dialogs (Node.in_dialog) are consent banners, terms of service, sign-up and quick-view boxes that
-    sit closed in the HTML; on WCXB a model keeps some of them (a product page held a whole terms of
-    service), and dropping them raised cross-validated word-F1 on every page type (docs/evaluation.md).
+    Node.boilerplate marks text inside dialog boxes (consent banners, terms of service, sign-up boxes that
+    sit closed in the HTML: a WCXB product page held a whole terms of service), <nav> and page-level
+    <footer>. The reTPS is cut at 20 tokens, so the model rarely sees these ancestors; dropping their
+    text raised cross-validated word-F1 on every page type (docs/evaluation.md).
     """
-    return score >= threshold and not node.in_dialog
+    return score >= threshold and not node.boilerplate
 
 
 @dataclass

@@ -20,7 +20,9 @@ class Node:
     path: str                  # XPath that locates the element (document-order form when very deep)
     attrs: Dict[str, str] = field(default_factory=dict)
     hidden: bool = False       # display:none / visibility:hidden / hidden attribute, here or above
-    in_dialog: bool = False    # role=dialog|alertdialog, aria-modal=true or <dialog>, here or above
+    # "dialog" (role=dialog|alertdialog, aria-modal=true, <dialog>), "nav" (<nav>) or "footer" (a <footer>
+    # outside <article>/<main>): the outermost such container, here or above; "" for none
+    boilerplate: str = ""
     images: List[str] = field(default_factory=list)  # absolute URLs of <img> inside the element
     depth: int = 0             # nesting depth in the element tree
     link_chars: int = 0        # characters of `content` that sit inside <a> elements

@@ -68,7 +68,7 @@ class _El:
     """One element of the document while it is being built (the thesis's tree node)."""
 
     __slots__ = ("name", "parent", "raw", "attrs", "segs", "tokens", "position", "depth", "hidden",
-                 "path", "step", "child_counts", "images", "wrapper", "in_head", "in_link", "dialog")
+                 "path", "step", "child_counts", "images", "wrapper", "in_head", "in_link", "boilerplate", "in_main")
 
     def __init__(self, name, parent, raw, position, depth, hidden, step, wrapper, in_head):
         self.name = name
@@ -87,7 +87,8 @@ class _El:
         self.wrapper = wrapper        # a wrapper tag with no content of its own (#WT)
         self.in_head = in_head
         self.in_link = False          # inside an <a>: all its text is link text
-        self.dialog = False           # a dialog (see _is_dialog) or inside one
+        self.boilerplate = ""         # "dialog", "nav" or "footer": such a container, here or above
+        self.in_main = False          # an <article> or <main>, here or above
 
     def attributes(self) -> dict:
         if self.attrs is None:
@@ -335,15 +336,19 @@ class _Builder:
         if not wrapper and name not in cfg.repeating_tags:
             self.count_tags += 1
         hidden = parent.hidden
-        dialog = parent.dialog or name == "dialog"
+        in_main = parent.in_main or name == "article" or name == "main"
+        boilerplate = parent.boilerplate or _BOILERPLATE_TAGS.get(name, "")
+        if boilerplate == "footer" and in_main:
+            boilerplate = ""  # an article's own footer (author, date, tags) can be its content
         attrs = None
-        if raw_attrs and not (hidden and dialog):
+        if raw_attrs and not (hidden and boilerplate):
             low = raw_attrs.lower()
             if not hidden and ("hidden" in low or "none" in low):  # cheap pre-checks before parsing
                 attrs = parse_attributes(raw_attrs)
                 hidden = _is_hidden(attrs)
-            if not dialog and ("dialog" in low or "modal" in low):
-                dialog = _is_dialog(attrs if attrs is not None else parse_attributes(raw_attrs))
+            if not boilerplate and ("dialog" in low or "modal" in low):
+                if _is_dialog(attrs if attrs is not None else parse_attributes(raw_attrs)):
+                    boilerplate = "dialog"
         key = _xpath_name(name)
         counts = parent.child_counts
         if counts is None:
@@ -354,7 +359,8 @@ class _Builder:
         el = _El(name, parent_idx, raw_attrs, self.count_tags, parent.depth + 1, hidden, (key, k, doc_k),
                  wrapper, in_head)
         el.attrs = attrs
-        el.dialog = dialog
+        el.boilerplate = boilerplate
+        el.in_main = in_main
         el.in_link = parent.in_link or name == "a"
         idx = len(els)
         els.append(el)
@@ -394,6 +400,11 @@ class _Builder:
         if hidden:
             tokens.append(HIDE)
         return tokens
+
+
+# Containers whose text is never the page's main content (HTML semantics); `footer` only outside an
+# <article>/<main>. See docs/method-choices.md for the measurements behind each.
+_BOILERPLATE_TAGS = {"dialog": "dialog", "nav": "nav", "footer": "footer"}
 
 
 def _is_dialog(attrs: dict) -> bool:
@@ -492,7 +503,7 @@ class _NodeBuilder:
             nodes.append(Node(
                 index=idx, tag=el.name, content=content, retps=SEP.join(tokens[:max_tokens]),
                 bucket=bucket, parent=near[i], path=paths.of(i) or "/", attrs=el.attributes(), hidden=el.hidden,
-                in_dialog=el.dialog, images=imgs, depth=el.depth, position=el.position,
+                boilerplate=el.boilerplate, images=imgs, depth=el.depth, position=el.position,
                 link_chars=len(content) if el.in_link else min(lc, len(content)),
             ))
         text_root = " ".join(_unescape("".join(s for s in els[0].segs if type(s) is str)).split())

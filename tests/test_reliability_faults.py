@@ -111,7 +111,10 @@ def test_damaged_model_fails_the_scoring_stage_start(damage, source_model, tmp_p
     with pytest.raises(ModelError, match=re.escape(str(culprit))) as raised:
         EdrewSpiderMiddleware.from_crawler(crawler)
     assert PROBLEMS[damage].lower() in str(raised.value).lower()
-    assert [r.levelname for r in caplog.records if "EDREW" in r.getMessage()] == ["ERROR"]
+    # (an earlier test's worker reaper can log "still busy ... terminating it" during this one on a loaded
+    # machine: it runs in a thread of its own; only this start-up's records count here)
+    assert [r.levelname for r in caplog.records
+            if "EDREW" in r.getMessage() and r.threadName != "edrew-worker-reaper"] == ["ERROR"]
 
 
 @pytest.mark.parametrize("damage", CRAWLED)

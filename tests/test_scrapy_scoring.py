@@ -126,16 +126,18 @@ def test_node_items_scored_on_the_event_loop_thread(scorer):
     assert set(asdict(outputs[0])) == {"url", "title", "content", "score", "path", "index", "images"}
 
 
-def test_threshold_zero_keeps_every_node_outside_dialogs(scorer):
+def test_threshold_zero_keeps_every_node_outside_boilerplate(scorer):
     crawler, mw = middleware(scorer, EDREW_ITEMS="node", EDREW_THRESHOLD=0.0)
     resp = responses(PAGES[:1])[0]
     [outputs] = run(mw, [resp])
     nodes = resp.meta[META_KEY].nodes
-    # the demo article has a cookie-consent dialog: its nodes are never relevant, whatever the threshold
-    in_dialogs = [n for n in nodes if n.in_dialog]
-    assert in_dialogs and "cookie" in " ".join(n.content for n in in_dialogs).lower()
+    # the demo article has a cookie-consent dialog, a menu and a site footer: never relevant, whatever the
+    # threshold
+    in_dialogs = [n for n in nodes if n.boilerplate]
+    assert {n.boilerplate for n in in_dialogs} == {"dialog", "nav", "footer"}
+    assert "cookie" in " ".join(n.content for n in in_dialogs if n.boilerplate == "dialog").lower()
     assert len(outputs) == len(nodes) - len(in_dialogs) and stat(crawler, "nodes") == len(nodes)
-    assert not {o.content for o in outputs} & {n.content for n in in_dialogs}
+    assert not {o.index for o in outputs} & {n.index for n in in_dialogs}
 
 
 def test_builder_gets_contents_and_context(scorer):

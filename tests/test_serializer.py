@@ -210,7 +210,7 @@ def test_dialog_flag_is_inherited_and_changes_no_token(markup, monkeypatch):
     html = f"<body>{markup}<div><p>We use cookies.</p></div>{close}<p>The story.</p></body>"
     page = serialize(html)
     inside, outside = page.nodes
-    assert inside.in_dialog and not outside.in_dialog and not inside.hidden
+    assert inside.boilerplate == "dialog" and not outside.boilerplate and not inside.hidden
     # the reTPS (the model's input) is what it was: the rule lives in the extraction, not in the tokens
     monkeypatch.setattr(serializer, "_is_dialog", lambda attrs: False)
     assert [n.retps for n in serialize(html).nodes] == [n.retps for n in page.nodes]
@@ -218,7 +218,17 @@ def test_dialog_flag_is_inherited_and_changes_no_token(markup, monkeypatch):
 
 @pytest.mark.parametrize("attrs", ['role="region"', 'aria-modal="false"', 'class="modal-dialog"', 'role="button"'])
 def test_not_a_dialog(attrs):
-    assert not node(f"<div {attrs}><p>text</p></div>", "text").in_dialog
+    assert not node(f"<div {attrs}><p>text</p></div>", "text").boilerplate
+
+
+def test_nav_and_page_footer_are_boilerplate_an_articles_footer_is_not():
+    page = serialize("<body><nav><ul><li><a href='/'>Home</a></li></ul></nav><main><article><p>Story.</p>"
+                     "<footer><p>By Ann, 3 May</p></footer></article></main>"
+                     "<footer><div><p>Copyright 2026</p></div></footer>"
+                     "<div role='dialog'><nav><a href='/x'>Settings</a></nav></div></body>")
+    kinds = {n.content: n.boilerplate for n in page.nodes}
+    assert kinds == {"Home": "nav", "Story.": "", "By Ann, 3 May": "", "Copyright 2026": "footer",
+                     "Settings": "dialog"}
 
 
 def test_token_order_within_an_element_reversed():
