@@ -133,11 +133,11 @@ def test_threshold_zero_keeps_every_node_outside_boilerplate(scorer):
     nodes = resp.meta[META_KEY].nodes
     # the demo article has a cookie-consent dialog, a menu and a site footer: never relevant, whatever the
     # threshold
-    in_dialogs = [n for n in nodes if n.boilerplate]
-    assert {n.boilerplate for n in in_dialogs} == {"dialog", "nav", "footer"}
-    assert "cookie" in " ".join(n.content for n in in_dialogs if n.boilerplate == "dialog").lower()
-    assert len(outputs) == len(nodes) - len(in_dialogs) and stat(crawler, "nodes") == len(nodes)
-    assert not {o.index for o in outputs} & {n.index for n in in_dialogs}
+    boiler = [n for n in nodes if n.boilerplate]
+    assert {n.boilerplate for n in boiler} == {"dialog", "nav", "footer"}
+    assert "cookie" in " ".join(n.content for n in boiler if n.boilerplate == "dialog").lower()
+    assert len(outputs) == len(nodes) - len(boiler) and stat(crawler, "nodes") == len(nodes)
+    assert not {o.index for o in outputs} & {n.index for n in boiler}
 
 
 def test_builder_gets_contents_and_context(scorer):
