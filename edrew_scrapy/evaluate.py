@@ -123,11 +123,11 @@ def predictor_extractor(predict: Callable) -> Extractor:
 
 def scorer_extractor(scorer, threshold: Optional[float] = None) -> Extractor:
     """Our model: nodes whose P(relevant) reaches the threshold (the model's own unless given)."""
+    from .extract import is_relevant
+
     cut = scorer.threshold if threshold is None else threshold
 
     def run(lp: LabelledPage):
-        from .extract import is_relevant
-
         probs = scorer.score([lp.page])[0] if lp.page.nodes else np.zeros(0)
         pred = [int(is_relevant(n, p, cut)) for n, p in zip(lp.page.nodes, probs)]
         return predicted_text(lp, pred), pred

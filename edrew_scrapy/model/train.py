@@ -577,7 +577,7 @@ def train(config: TrainConfig) -> dict:
 
     # 2. frozen encodings, shared by every variant
     t0 = time.monotonic()
-    enc = encode_pages(bilm, pages, labels, progress=config.progress)
+    enc = to_device(encode_pages(bilm, pages, labels, progress=config.progress), device)  # once, for every head
     encode_seconds = time.monotonic() - t0
     log(f"encoded {len(enc.sequence_index)} distinct reTPS and {len(enc.word_index)} words in {encode_seconds:.0f} s")
 

@@ -168,11 +168,7 @@ class EdrewDownloaderMiddleware:
         except Exception as exc:  # the serializer should never raise; a crawl must not stop if it does
             self.stats.error(response.url, "serialise", exc)
             return response
-        if page.skipped:
-            self.stats.skip(page.skipped, response.url)
-        else:
-            self.stats.inc("pages")
-        request.meta[META_KEY] = page
+        self._record(request, response, page)
         score = _scoring.get(self.crawler)
         if score is not None and page.nodes:
             extraction = await score(page, response.url)
@@ -189,14 +185,18 @@ class EdrewDownloaderMiddleware:
             # "serialise", or "score" for a page lost with its worker process (no Page came back)
             self.stats.error(response.url, outcome.stage or "serialise", WorkerError(outcome.error))
             return response
+        self._record(request, response, page)
+        if outcome.extraction is not None:
+            request.meta[EXTRACTION_KEY] = outcome.extraction
+        return response
+
+    def _record(self, request, response, page) -> None:
+        """Count a serialised page and hand it to the spider middleware (both ways of serialising)."""
         if page.skipped:
             self.stats.skip(page.skipped, response.url)
         else:
             self.stats.inc("pages")
         request.meta[META_KEY] = page
-        if outcome.extraction is not None:
-            request.meta[EXTRACTION_KEY] = outcome.extraction
-        return response
 
     def _skip_reason(self, request, response) -> Optional[str]:
         if request.meta.get(OPT_OUT_KEY, True) is False:
