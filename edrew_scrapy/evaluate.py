@@ -122,14 +122,14 @@ def predictor_extractor(predict: Callable) -> Extractor:
 
 
 def scorer_extractor(scorer, threshold: Optional[float] = None) -> Extractor:
-    """Our model: nodes whose P(relevant) reaches the threshold (the model's own unless given)."""
-    from .extract import is_relevant
+    """Our model: the nodes extract() keeps (threshold: the model's own unless given)."""
+    from .extract import relevant_mask
 
     cut = scorer.threshold if threshold is None else threshold
 
     def run(lp: LabelledPage):
         probs = scorer.score([lp.page])[0] if lp.page.nodes else np.zeros(0)
-        pred = [int(is_relevant(n, p, cut)) for n, p in zip(lp.page.nodes, probs)]
+        pred = [int(k) for k in relevant_mask(lp.page, probs, cut, getattr(scorer, "region_share", None))]
         return predicted_text(lp, pred), pred
     return run
 

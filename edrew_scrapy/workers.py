@@ -56,7 +56,7 @@ def bootstrap(initializer: Callable[..., None], initargs: tuple) -> None:
 
 
 def init(model: Optional[str], backend: str, torch_threads: int, threshold: Optional[float],
-         cache_mb: Optional[float] = 128.0) -> None:
+         cache_mb: Optional[float] = 128.0, region_share: Optional[float] = None) -> None:
     """Load the model once. A failure is kept and reported by every task, so that its message (a
     ModelError names the file) reaches the crawl instead of a broken pool."""
     _state.clear()
@@ -68,7 +68,9 @@ def init(model: Optional[str], backend: str, torch_threads: int, threshold: Opti
             torch.set_num_threads(torch_threads)
         from .model.scorer import load_model
 
-        _state["scorer"] = load_model(model, backend=backend, cache_mb=cache_mb)
+        from .extract import override_region_share
+
+        _state["scorer"] = override_region_share(load_model(model, backend=backend, cache_mb=cache_mb), region_share)
     except Exception as exc:  # noqa: BLE001 - reported to the crawl by ready() and process()
         _state["error"] = (type(exc).__name__, str(exc))
         return
@@ -102,7 +104,8 @@ def ready() -> dict:
 
     scorer = _scorer()
     return {"pid": os.getpid(), "directory": str(getattr(scorer, "directory", "") or ""),
-            "threshold": float(scorer.threshold), "torch_threads": torch.get_num_threads()}
+            "threshold": float(scorer.threshold), "region_share": getattr(scorer, "region_share", None),
+            "torch_threads": torch.get_num_threads()}
 
 
 def process(batch: Sequence[PageInput]) -> List[Outcome]:

@@ -79,3 +79,94 @@ def test_cli_bad_model_is_one_line(tmp_path, capsys):
     code = main(["extract", str(tmp_path / "x.html"), "--model", str(tmp_path / "nomodel")])
     err = capsys.readouterr().err
     assert code == 2 and "nomodel" in err and "Traceback" not in err
+
+
+REGION_HTML = """<html><body><div id="main"><article><h1>Council votes on the river bridge</h1>
+<p>The council voted nine to four on Tuesday to rebuild the old river bridge next spring.</p>
+<p>Work starts in April and the crossing stays open to walkers while the new deck goes in.</p></article></div>
+<aside><h2>Related</h2><p>Another story somebody might also want to read today.</p></aside></body></html>"""
+
+
+def _serialized(html):
+    from edrew_scrapy.serializer import serialize
+
+    return serialize(html)
+
+
+def test_main_region_is_the_deepest_element_holding_the_share():
+    from edrew_scrapy.extract import main_region
+
+    page = _serialized(REGION_HTML)
+    everything = [True] * len(page.nodes)
+    article = main_region(page.nodes, everything, 0.7)
+    assert article.endswith("/article[1]") and "/div[1]/" in article
+    # only the aside kept: the region is the aside's paragraph itself
+    aside = [n.content.startswith("Another") for n in page.nodes]
+    assert main_region(page.nodes, aside, 0.7) == next(n.path for n in page.nodes if n.content.startswith("Another"))
+    assert main_region(page.nodes, [False] * len(page.nodes), 0.7) is None
+
+
+def test_relevant_mask_keeps_only_the_main_region_when_asked():
+    from edrew_scrapy.extract import is_relevant, relevant_mask
+
+    page = _serialized(REGION_HTML)
+    scores = [0.9] * len(page.nodes)
+    plain = relevant_mask(page, scores, 0.5)
+    assert plain == [is_relevant(n, s, 0.5) for n, s in zip(page.nodes, scores)] and all(plain)
+    region = relevant_mask(page, scores, 0.5, 0.7)
+    kept = [n.content for n, k in zip(page.nodes, region) if k]
+    assert kept[0] == "Council votes on the river bridge" and len(kept) == 3
+    assert not any("Another story" in c or c == "Related" for c in kept)
+    # a share of 1 still finds the body, which holds every word: nothing dropped
+    assert all(relevant_mask(page, scores, 0.5, 1.0))
+
+
+def test_nodes_with_document_order_paths_are_never_dropped_by_the_region():
+    from edrew_scrapy.extract import relevant_mask
+
+    page = make_page(4)
+    page.nodes[3].path = "(//div)[40]/p[1]"   # beyond the serializer's path depth: ancestors unknown
+    page.nodes[0].path = "/html/body/aside[1]/p[1]"
+    for i in (1, 2):
+        page.nodes[i].path = f"/html/body/main[1]/p[{i}]"
+    mask = relevant_mask(page, [0.9] * 4, 0.5, 0.7)
+    assert mask == [False, True, True, True]
+
+
+def test_extract_uses_the_models_region_share_and_it_can_be_turned_off(model_dir):
+    from edrew_scrapy.extract import override_region_share
+
+    scorer = load_model(model_dir)
+    assert scorer.region_share is None  # the tiny model's card has none
+    assert "Another story" in extract(REGION_HTML, scorer=scorer, threshold=0.0)[0].text
+    override_region_share(scorer, 0.7)
+    text = extract(REGION_HTML, scorer=scorer, threshold=0.0)[0].text
+    assert "rebuild the old river bridge" in text and "Another story" not in text
+    assert override_region_share(scorer, 0).region_share is None
+
+
+def test_a_card_with_a_bad_region_share_is_a_model_error(tmp_path):
+    from edrew_scrapy.model.files import ModelError
+
+    tiny_model(tmp_path)
+    card_path = tmp_path / "card.json"
+    card = json.loads(card_path.read_text())
+    for bad in (0.3, "0.7", True, 1.5):
+        card["region_share"] = bad
+        card_path.write_text(json.dumps(card))
+        with pytest.raises(ModelError, match="region_share"):
+            load_model(tmp_path)
+    card["region_share"] = 0.7
+    card_path.write_text(json.dumps(card))
+    assert load_model(tmp_path).region_share == 0.7
+
+
+def test_cli_region_share_option(model_dir, tmp_path, capsys):
+    page = tmp_path / "page.html"
+    page.write_text(REGION_HTML, encoding="utf-8")
+    args = ["extract", str(page), "--model", str(model_dir), "--threshold", "0", "--format", "text"]
+    assert main(args) == 0 and "Another story" in capsys.readouterr().out
+    assert main(args + ["--region-share", "0.7"]) == 0 and "Another story" not in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(args + ["--region-share", "0.4"])
+    assert "(0.5, 1]" in capsys.readouterr().err

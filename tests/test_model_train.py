@@ -53,6 +53,7 @@ def test_training_writes_loadable_models_reproducibly(tmp_path):
     card = scorer.card
     assert 0 < card["threshold"] < 1 and card["metrics"]["validation"]["pages"] == 2
     assert card["training"]["dataset"] == "user dataset"
+    assert card["region_share"] is None and scorer.region_share is None  # node metric: values anywhere
     page = serialize((tmp_path / "data" / "p0.html").read_bytes())
     first = scorer.score([page])[0]
     assert first.shape == (len(page.nodes),)
@@ -60,6 +61,29 @@ def test_training_writes_loadable_models_reproducibly(tmp_path):
     train(config(tmp_path, "run2", variants=("d",)))
     again = load_model(tmp_path / "run2").score([page])[0]
     assert np.allclose(first, again, atol=1e-6)
+
+
+def test_region_share_follows_the_metric_unless_given(tmp_path):
+    from edrew_scrapy.extract import MAIN_REGION_SHARE
+    from edrew_scrapy.model.train import _region_share
+
+    cfg = config(tmp_path, "x")
+    assert _region_share(cfg, "word") == MAIN_REGION_SHARE and _region_share(cfg, "node") is None
+    cfg.region_share = 0.9
+    assert _region_share(cfg, "node") == 0.9
+    cfg.region_share = None
+    assert _region_share(cfg, "word") is None
+
+
+def test_head_with_a_region_share_writes_it_to_the_card(tmp_path):
+    (tmp_path / "data").mkdir()
+    write_dataset(tmp_path / "data")
+    cfg = config(tmp_path, "region", variants=("c",))
+    cfg.metric, cfg.region_share = "word", "auto"
+    train(cfg)
+    scorer = load_model(tmp_path / "region")
+    assert scorer.card["region_share"] == 0.7 == scorer.region_share
+    assert scorer.card["threshold_metric"] == "word"
 
 
 def test_pretraining_corpus_from_a_folder(tmp_path):

@@ -63,6 +63,8 @@ def test_disabled_components_raise_not_configured():
     ("EDREW_ITEMS", "rows", "EDREW_ITEMS"),
     ("EDREW_BACKEND", "tensorflow", "EDREW_BACKEND"),
     ("EDREW_THRESHOLD", 1.5, "EDREW_THRESHOLD"),
+    ("EDREW_REGION_SHARE", 0.3, "EDREW_REGION_SHARE"),
+    ("EDREW_REGION_SHARE", 1.2, "EDREW_REGION_SHARE"),
     ("EDREW_BUILDER", "json.__doc__", "callable"),
 ])
 def test_wrong_settings_fail_at_start(name, value, message):
@@ -77,6 +79,16 @@ def test_settings_defaults_and_builder_path():
     assert conf.builder is json.dumps and conf.threshold == 0.7
     assert conf.items == "page" and conf.backend == "native" and conf.model is None
     assert conf.max_page_bytes == DEFAULTS["EDREW_MAX_PAGE_BYTES"] and conf.threads == DEFAULTS["EDREW_THREADS"]
+    assert conf.region_share is None  # the model card's
+
+
+def test_region_share_setting_reaches_the_in_process_scorer():
+    from edrew_scrapy.scrapy.pipeline import load_scorer
+
+    def loaded(value):
+        return load_scorer(EdrewSettings.from_settings(Settings({"EDREW_REGION_SHARE": value}))).region_share
+
+    assert loaded(None) == 0.7 and loaded("0") is None and loaded(0.8) == 0.8
 
 
 def test_addon_wires_components_at_addon_priority():

@@ -11,7 +11,7 @@ from scrapy import Request
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
 
-from edrew_scrapy.extract import extract
+from edrew_scrapy.extract import extract, override_region_share
 from edrew_scrapy.model.files import ModelError
 from edrew_scrapy.model.scorer import load_model
 from edrew_scrapy.scrapy import EdrewDownloaderMiddleware, EdrewSpiderMiddleware, NodeItem, PageContext, PageItem
@@ -127,7 +127,7 @@ def test_node_items_scored_on_the_event_loop_thread(scorer):
 
 
 def test_threshold_zero_keeps_every_node_outside_boilerplate(scorer):
-    crawler, mw = middleware(scorer, EDREW_ITEMS="node", EDREW_THRESHOLD=0.0)
+    crawler, mw = middleware(override_region_share(load_model(), 0), EDREW_ITEMS="node", EDREW_THRESHOLD=0.0)
     resp = responses(PAGES[:1])[0]
     [outputs] = run(mw, [resp])
     nodes = resp.meta[META_KEY].nodes

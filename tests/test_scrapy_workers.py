@@ -264,8 +264,10 @@ def test_in_the_worker_one_page_that_raises_costs_only_itself(monkeypatch):
     assert outcomes[3].page.skipped == "empty" and outcomes[3].extraction is None
 
 
-def test_a_worker_loads_the_model_with_the_torch_threads_setting():
-    crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1, "EDREW_TORCH_THREADS": 1})
+@pytest.mark.parametrize("region_share,expected", [(None, 0.7), (0, None), (0.9, 0.9)])
+def test_a_worker_loads_the_model_with_the_torch_threads_and_region_settings(region_share, expected):
+    crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1, "EDREW_TORCH_THREADS": 1,
+                                         "EDREW_REGION_SHARE": region_share})
     workers = ProcessPool(EdrewSettings.from_settings(crawler.settings),
                           EdrewStats(crawler.stats, logging.getLogger("test")))
     try:
@@ -273,6 +275,7 @@ def test_a_worker_loads_the_model_with_the_torch_threads_setting():
     finally:
         workers.close()
     assert loaded["torch_threads"] == 1 and loaded["directory"].endswith("default") and 0 < loaded["threshold"] < 1
+    assert loaded["region_share"] == expected  # None: the shipped card's 0.7; 0: off
 
 
 def test_a_worker_exits_when_the_crawl_process_is_killed(tmp_path):

@@ -19,6 +19,8 @@ import tempfile
 from pathlib import Path
 from typing import List, Sequence, Tuple
 
+from .options import add_region_share, apply_region_share
+
 DATASET_ENV = {"wcxb": "EDREW_WCXB", "swde": "EDREW_SWDE"}
 TEXT_EXTRACTORS = ("oracle", "trafilatura", "readability", "all-nodes")
 DEFAULT_EXTRACTORS = "oracle,trafilatura,readability"
@@ -32,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None,
                         help="model folder to evaluate ('default' for the shipped model)")
     parser.add_argument("--threshold", type=float, default=None, help="override the model's threshold")
+    add_region_share(parser, "the model card's (a model trained with --train-model: as edrew train's auto)")
     parser.add_argument("--train-model", action="store_true",
                         help="cross-validate our model: train it (edrew train's entry point) on each split's "
                              "training pages and score it on the test pages as 'edrew-cv'")
@@ -179,6 +182,7 @@ def train_on(args, pages: Sequence, model_dir: Path, split_name: str):
                              pretrain_minutes=args.train_pretrain_minutes,
                              pretrain_steps=args.train_pretrain_steps, epochs=args.train_epochs,
                              device=args.train_device, progress=not args.no_progress,
+                             region_share=args.region_share,
                              seed=args.seed if args.train_seed is None else args.train_seed,
                              bilm_from=Path(args.train_bilm.replace("{split}", model_dir.name))
                              if args.train_bilm else None,
@@ -203,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
     if args.model:
         from ..model.scorer import load_model
 
-        scorer = load_model(None if args.model == "default" else args.model)
+        scorer = apply_region_share(load_model(None if args.model == "default" else args.model), args.region_share)
         extractors["edrew"] = ev.scorer_extractor(scorer, args.threshold)
     extractors.update({n: fixed[n] for n in text_names})
     if not extractors and not baseline_names and not args.train_model:
@@ -232,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
 
             model_dir = Path(out) / "models" / re.sub(r"[^\w.-]+", "_", split_name)
             if args.reuse_models and (model_dir / "card.json").is_file():
-                scorer = load_model(model_dir)
+                scorer = apply_region_share(load_model(model_dir), args.region_share)
             else:
                 scorer = train_on(args, [pages[i] for i in train], model_dir, split_name)
             if scorer is not None:

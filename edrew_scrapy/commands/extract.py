@@ -11,6 +11,8 @@ import argparse
 import json
 import sys
 
+from .options import add_region_share, apply_region_share
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("inputs", nargs="+", metavar="FILE_OR_URL",
@@ -20,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backend", choices=("native", "allennlp"), default="native")
     parser.add_argument("--format", choices=("jsonl", "text"), default="jsonl")
     parser.add_argument("--threshold", type=float, default=None, help="override the model's threshold")
+    add_region_share(parser, "the model card's")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per URL fetch")
 
 
@@ -31,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from ..sources import SourceError, read_source
 
     try:
-        scorer = load_model(args.model, backend=args.backend)
+        scorer = apply_region_share(load_model(args.model, backend=args.backend), args.region_share)
     except ModelError as exc:
         print(f"edrew extract: {exc}", file=sys.stderr)
         return 2

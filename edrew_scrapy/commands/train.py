@@ -9,6 +9,8 @@ import argparse
 import os
 import sys
 
+from .options import add_region_share
+
 DATASET_ENV = {"wcxb": "EDREW_WCXB", "swde": "EDREW_SWDE"}
 
 
@@ -45,6 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metric", choices=("auto", "word", "node"), default="auto",
                         help="validation metric for the threshold and early stopping (auto: word-F1 for "
                              "wcxb, node F1 otherwise)")
+    add_region_share(parser, "0.7 with the word metric, none with the node metric; written to the model card")
     parser.add_argument("--no-progress", action="store_true")
 
 
@@ -94,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         val_fraction=args.val_fraction, test_fraction=args.test_fraction, limit=args.limit,
         sites=args.sites.split(",") if args.sites else None, attrs=args.attrs.split(",") if args.attrs else None,
         labels_file=Path(args.labels) if args.labels else None, progress=not args.no_progress,
-        metric=args.metric, device=args.device, bilm_from=_model_dir(args.bilm),
+        metric=args.metric, region_share=args.region_share, device=args.device, bilm_from=_model_dir(args.bilm),
         command="edrew train " + " ".join(sys.argv[2:] if len(sys.argv) > 2 else []),
     )
     try:

@@ -72,6 +72,9 @@ def read_card(directory: Path, verify: bool = True) -> dict:
     if card.get("format_version") != FORMAT_VERSION:
         raise ModelError(f"{path}: model format version {card.get('format_version')!r} is not supported "
                          f"(this edrew-scrapy reads version {FORMAT_VERSION})")
+    share = card.get("region_share")
+    if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.5 < share <= 1):
+        raise ModelError(f"{path}: region_share must be a number in (0.5, 1] or null, not {share!r}")
     files = card.get("files")
     if not isinstance(files, dict) or set(DATA_FILES) - set(files):
         raise ModelError(f"{path}: card does not list the checksums of {', '.join(DATA_FILES)}")

@@ -249,6 +249,9 @@ class Scorer:
         self.directory = Path(directory)
         self.card = card
         self.threshold = float(card.get("threshold", 0.5))
+        # main-content models keep only their page's main region (edrew_scrapy.extract.relevant_mask)
+        share = card.get("region_share")
+        self.region_share = None if share is None else float(share)
         self.encoder = encoder
         self.head = head.eval()
         self.backend = encoder.name

@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -318,13 +318,14 @@ def predict(head: Head, enc: Encoded, indices: Sequence[int]) -> List[np.ndarray
 
 
 def page_word_f1(probs: Sequence[np.ndarray], pages: Sequence[Page], references: Sequence[str],
-                 threshold: float) -> float:
+                 threshold: float, region_share: Optional[float] = None) -> float:
     from ..data.align import word_f1
-    from ..extract import is_relevant
+    from ..extract import relevant_mask
 
     scores = []
     for p, page, ref in zip(probs, pages, references):
-        text = "\n".join(n.content for n, s in zip(page.nodes, p) if is_relevant(n, s, threshold))
+        mask = relevant_mask(page, p, threshold, region_share)
+        text = "\n".join(n.content for n, k in zip(page.nodes, mask) if k)
         scores.append(word_f1(text, ref)[2])
     return float(np.mean(scores)) if scores else 0.0
 
@@ -501,6 +502,10 @@ class TrainConfig:
     bilm_from: Optional[Path] = None
     progress: bool = True
     metric: str = "auto"   # "word" (page word-F1, WCXB's) or "node" (node F1, the thesis's); auto by dataset
+    # the main-region step of extraction (edrew_scrapy.extract.relevant_mask), written to the card and used
+    # when the threshold is chosen: "auto" = MAIN_REGION_SHARE for main-content models (metric "word"),
+    # none for attribute models; a float in (0.5, 1]; None: off
+    region_share: Union[str, float, None] = "auto"
     command: str = ""
     # "cpu" (the documented recipe) or a torch device such as "cuda": the same steps and epochs, faster; its
     # results differ from a CPU run's in the last digits (other kernels), so a model card names its device
@@ -511,6 +516,14 @@ def _metric_name(config: TrainConfig) -> str:
     if config.metric != "auto":
         return config.metric
     return "word" if config.dataset == "wcxb" else "node"
+
+
+def _region_share(config: TrainConfig, metric: str) -> Optional[float]:
+    from ..extract import MAIN_REGION_SHARE
+
+    if config.region_share == "auto":
+        return MAIN_REGION_SHARE if metric == "word" else None
+    return None if config.region_share is None else float(config.region_share)
 
 
 def train(config: TrainConfig) -> dict:
@@ -582,11 +595,13 @@ def train(config: TrainConfig) -> dict:
     log(f"encoded {len(enc.sequence_index)} distinct reTPS and {len(enc.word_index)} words in {encode_seconds:.0f} s")
 
     metric = _metric_name(config)
+    region_share = _region_share(config, metric)
 
     def scorer_for(idx):
         def score(probs, threshold):
             if metric == "word":
-                return page_word_f1(probs, [pages[i] for i in idx], [references[i] for i in idx], threshold)
+                return page_word_f1(probs, [pages[i] for i in idx], [references[i] for i in idx], threshold,
+                                    region_share)
             return node_prf(probs, [labels[i] for i in idx], threshold)[2]
         return score
 
@@ -607,15 +622,16 @@ def train(config: TrainConfig) -> dict:
                                progress=config.progress)
         val_probs = predict(head, enc, val_idx)
         threshold, best_val = choose_threshold(lambda t: val_score(val_probs, t))
-        metrics = {"validation": _metrics(val_probs, val_idx, pages, labels, references, threshold)}
+        metrics = {"validation": _metrics(val_probs, val_idx, pages, labels, references, threshold, region_share)}
         if test_idx:
-            metrics["test"] = _metrics(predict(head, enc, test_idx), test_idx, pages, labels, references, threshold)
+            metrics["test"] = _metrics(predict(head, enc, test_idx), test_idx, pages, labels, references, threshold,
+                                       region_share)
         head_seconds = time.monotonic() - t0
         target = out if len(config.variants) == 1 else out / f"variant-{variant}"
         card = {
             "name": target.name, "version": _package_version(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "variant": variant, "threshold": threshold, "threshold_metric": metric,
+            "variant": variant, "threshold": threshold, "threshold_metric": metric, "region_share": region_share,
             "training": {
                 "dataset": credit["name"], "credit": credit["credit"], "licence": credit["licence"],
                 "path": str(config.path), "pages": len(pages), "nodes": int(sum(len(y) for y in labels)),
@@ -659,10 +675,11 @@ def reuse_bilm(directory: Path) -> Tuple[dict, ElmoBiLm, dict]:
     return options, bilm, dict(earlier, reused_from=str(directory), seconds=0.0)
 
 
-def _metrics(probs, idx, pages, labels, references, threshold) -> dict:
+def _metrics(probs, idx, pages, labels, references, threshold, region_share=None) -> dict:
     p, r, f = node_prf(probs, [labels[i] for i in idx], threshold)
+    word = page_word_f1(probs, [pages[i] for i in idx], [references[i] for i in idx], threshold, region_share)
     return {"pages": len(idx), "node_precision": round(p, 4), "node_recall": round(r, 4), "node_f1": round(f, 4),
-            "word_f1": round(page_word_f1(probs, [pages[i] for i in idx], [references[i] for i in idx], threshold), 4)}
+            "word_f1": round(word, 4)}
 
 
 def _package_version() -> str:

@@ -44,6 +44,7 @@ def load_scorer(conf: EdrewSettings):
     """The model named by EDREW_MODEL / EDREW_BACKEND; a ModelError names the file at fault."""
     import torch
 
+    from ..extract import override_region_share
     from ..model.scorer import load_model
 
     if conf.torch_threads:
@@ -52,7 +53,8 @@ def load_scorer(conf: EdrewSettings):
         # cores, 2 torch threads took 32 ms of CPU per small page against 2.9 ms with 1.
         torch.set_num_threads(conf.torch_threads)
 
-    return load_model(conf.model, backend=conf.backend, cache_mb=conf.cache_mb)
+    return override_region_share(load_model(conf.model, backend=conf.backend, cache_mb=conf.cache_mb),
+                              conf.region_share)
 
 
 _gc_frozen = False
@@ -165,9 +167,11 @@ class EdrewSpiderMiddleware:
                 processes = ProcessPool(conf, EdrewStats(crawler.stats, logger))
                 loaded = processes.start()  # blocks until one worker has loaded the model
                 directory, model_threshold = loaded["directory"], loaded["threshold"]
+                region = loaded.get("region_share")
             else:
                 scorer = load_scorer(conf)
                 directory, model_threshold = getattr(scorer, "directory", None), scorer.threshold
+                region = getattr(scorer, "region_share", None)
         except Exception as exc:
             # Stop before the first request: a crawl without its model would export nothing useful.
             logger.error("EDREW cannot load its model (EDREW_MODEL=%r, EDREW_BACKEND=%r): %s",
@@ -175,8 +179,10 @@ class EdrewSpiderMiddleware:
             raise
         freeze_gc_once()
         threshold = conf.threshold if conf.threshold is not None else model_threshold
-        logger.info("EDREW scoring with the model %s (backend %s), threshold %.4f, EDREW_ITEMS=%s%s%s",
-                    directory or conf.model or "models/default", conf.backend, threshold, conf.items,
+        logger.info("EDREW scoring with the model %s (backend %s), threshold %.4f, main region %s, "
+                    "EDREW_ITEMS=%s%s%s",
+                    directory or conf.model or "models/default", conf.backend, threshold,
+                    f"share {region}" if region else "off", conf.items,
                     f", builder {getattr(conf.builder, '__qualname__', conf.builder)}" if conf.builder else "",
                     f", in {conf.workers} worker process(es)" if conf.workers else "")
         return cls(crawler, conf, scorer, processes)

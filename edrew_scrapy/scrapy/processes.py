@@ -80,7 +80,8 @@ class ProcessPool:
                  task: Callable[[Sequence[PageInput]], List[Outcome]] = workers.process,
                  initializer: Callable[..., None] = workers.init, max_restarts: int = MAX_RESTARTS):
         self.size = conf.workers
-        self._initargs = (conf.model, conf.backend, conf.torch_threads, conf.threshold, conf.cache_mb)
+        self._initargs = (conf.model, conf.backend, conf.torch_threads, conf.threshold, conf.cache_mb,
+                          conf.region_share)
         self._task = task
         self._initializer = initializer
         self._stats = stats

@@ -18,6 +18,7 @@ DEFAULTS = {
     "EDREW_MODEL": None,            # None: the model shipped with the package (models/default)
     "EDREW_BACKEND": "native",      # native | allennlp
     "EDREW_THRESHOLD": None,        # None: the threshold written in the model card
+    "EDREW_REGION_SHARE": None,     # None: the model card's main-region share; 0: keep relevant text anywhere
     "EDREW_ITEMS": "page",          # page | node
     "EDREW_BUILDER": None,          # dotted path (or callable): builder(contents, context) -> item(s)
     "EDREW_MAX_PAGE_BYTES": 5 * 1024 * 1024,  # 0: no limit
@@ -47,6 +48,7 @@ class EdrewSettings:
     torch_threads: int = 1
     workers: int = 0
     cache_mb: Optional[float] = 128.0
+    region_share: Optional[float] = None  # None: the model card's; 0.0: no main-region step
 
     @classmethod
     def from_settings(cls, settings) -> "EdrewSettings":
@@ -88,7 +90,18 @@ class EdrewSettings:
             torch_threads=max(0, settings.getint("EDREW_TORCH_THREADS", DEFAULTS["EDREW_TORCH_THREADS"])),
             workers=max(0, settings.getint("EDREW_WORKERS", DEFAULTS["EDREW_WORKERS"])),
             cache_mb=_cache_mb(settings.get("EDREW_CACHE_MB", DEFAULTS["EDREW_CACHE_MB"])),
+            region_share=_region_share(settings.get("EDREW_REGION_SHARE")),
         )
+
+
+def _region_share(value) -> Optional[float]:
+    """EDREW_REGION_SHARE: None keeps the model card's, 0 turns the main-region step off."""
+    if value in (None, ""):
+        return None
+    share = float(value)
+    if share != 0 and not 0.5 < share <= 1:
+        raise ValueError(f"EDREW_REGION_SHARE must be 0 (off) or lie in (0.5, 1], not {value!r}")
+    return share
 
 
 def _cache_mb(value) -> Optional[float]:

@@ -1,0 +1,31 @@
+"""Command-line options that more than one `edrew` command takes."""
+from __future__ import annotations
+
+import argparse
+
+
+def add_region_share(parser: argparse.ArgumentParser, auto: str) -> None:
+    """--region-share auto|none|SHARE; `auto` says what auto means for this command."""
+    parser.add_argument("--region-share", type=region_share, default="auto", metavar="auto|none|SHARE",
+                        help="keep only the page's main region, the deepest element that holds SHARE (0.5 < "
+                             f"SHARE <= 1) of the kept words; none: relevant text anywhere; auto: {auto}")
+
+
+def region_share(text: str):
+    """"auto", None (for "none") or a share in (0.5, 1]."""
+    if text in ("auto", "none"):
+        return None if text == "none" else text
+    try:
+        share = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"auto, none or a number in (0.5, 1], not {text!r}") from None
+    if not 0.5 < share <= 1:
+        raise argparse.ArgumentTypeError(f"the share must lie in (0.5, 1], not {share}")
+    return share
+
+
+def apply_region_share(scorer, value):
+    """--region-share on a loaded model: auto keeps its card's share."""
+    from ..extract import override_region_share
+
+    return scorer if value == "auto" else override_region_share(scorer, 0 if value is None else value)
