@@ -42,6 +42,27 @@ def test_character_encoder_cut_is_exact():
     assert torch.allclose(fast, enc.projection(enc.highways(full)), atol=1e-6)
 
 
+@pytest.mark.parametrize("words", [["div|34", "<#CNT>", "a", "ünïcödé"], ["a", "x" * 47, "y" * 70, "div|34"]])
+def test_character_encoder_lookup_matches_the_convolutions(words):
+    # inference sums per-character table rows instead of convolving (cut columns, and the no-cut
+    # case where windows past the last column must not count)
+    torch.manual_seed(4)
+    bilm = ElmoBiLm(default_options(**TINY)).eval()
+    for p in bilm.parameters():
+        torch.nn.init.normal_(p, std=0.5)
+    enc = bilm.token_embedder
+    ids = char_tensor(words)
+    emb = enc.char_embedding(ids).transpose(1, 2)
+    full = torch.cat([enc.activation(c(emb).max(dim=-1).values) for c in enc.convolutions], dim=-1)
+    with torch.inference_mode():
+        fast = enc(ids)
+        with torch.no_grad():
+            enc.convolutions[0].bias.add_(1.0)  # a weight change rebuilds the table
+        moved = enc(ids)
+    assert torch.allclose(fast, enc.projection(enc.highways(full)).detach(), atol=1e-5)
+    assert not torch.allclose(fast, moved)
+
+
 @pytest.mark.parametrize("clip", [0.0, 0.2])
 def test_sorted_fast_path_matches_masked_path(clip):
     torch.manual_seed(2)

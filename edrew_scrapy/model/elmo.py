@@ -141,6 +141,8 @@ class CharacterEncoder(nn.Module):
         if cut < MAX_WORD_LENGTH:
             ids = ids[:, :cut]
             pad_values = self._pad_window_max()
+        if not torch.is_grad_enabled():
+            return self.projection(self.highways(self.activation(self._window_max_lookup(ids))))
         emb = self.char_embedding(ids).transpose(1, 2)  # (N, char_dim, L)
         convs = []
         for i, conv in enumerate(self.convolutions):
@@ -149,6 +151,41 @@ class CharacterEncoder(nn.Module):
                 value = torch.maximum(value, pad_values[i].unsqueeze(0))
             convs.append(self.activation(value))
         return self.projection(self.highways(torch.cat(convs, dim=-1)))
+
+    def _window_table(self) -> torch.Tensor:
+        """(max_width * (N_CHARACTERS + 1), n_filters): row k * (N_CHARACTERS + 1) + c holds what
+        character c adds to every filter when it sits at offset k of a window (zero past the filter's
+        width; the biases are in offset 0). The extra character N_CHARACTERS stands for "past the last
+        column": -inf at the offsets a filter reads, so windows that run past the end never win a max.
+
+        A convolution over embedded characters is the sum over a window's offsets of such rows: with
+        this table the five convolutions become one lookup. Computed once per version of the weights,
+        in float64 so that the table adds no rounding of its own."""
+        params = [self.char_embedding.weight] + [p for conv in self.convolutions for p in (conv.weight, conv.bias)]
+        key = tuple((p.data_ptr(), p._version) for p in params)
+        if getattr(self, "_table_key", None) != key:
+            weight = self.char_embedding.weight.double()
+            columns = []
+            for (width, n), conv in zip(self.filters, self.convolutions):
+                per_offset = torch.einsum("cd,fdk->kcf", weight, conv.weight.double())  # (width, chars, n)
+                per_offset[0] += conv.bias.double()
+                past_end = per_offset.new_full((width, 1, n), float("-inf"))
+                per_offset = torch.cat([per_offset, past_end], dim=1)
+                columns.append(F.pad(per_offset, (0, 0, 0, 0, 0, self.max_width - width)))
+            self._table = torch.cat(columns, dim=-1).reshape(-1, sum(n for _, n in self.filters)).float()
+            self._table_key = key
+        return self._table
+
+    def _window_max_lookup(self, ids: torch.Tensor) -> torch.Tensor:
+        """(N, n_filters): each filter's maximum over the windows that fit in `ids` (N, L), as the
+        convolutions compute it, by summing table rows (one embedding_bag call for every filter).
+        With the columns cut (see forward), windows of padding only are still among them."""
+        n, length = ids.shape
+        width, rows = self.max_width, N_CHARACTERS + 1
+        padded = F.pad(ids, (0, width - 1), value=N_CHARACTERS)
+        windows = padded.unfold(1, width, 1) + torch.arange(width, device=ids.device) * rows
+        summed = F.embedding_bag(windows.reshape(-1, width), self._window_table(), mode="sum")
+        return summed.view(n, length, -1).amax(dim=1)
 
 
 class LstmCellWithProjection(nn.Module):
