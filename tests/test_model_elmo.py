@@ -21,6 +21,12 @@ def test_char_ids_follow_allennlp_mapper():
     assert BOS_IDS[:3] == [259, 257, 260] and EOS_IDS[:3] == [259, 258, 260]
 
 
+def test_char_tensor_is_char_ids_of_each_word():
+    words = ["div|34", "", "x" * 48, "y" * 49, "z" * 100, "é" * 30, "<#CNT>", "a b", "\x00"]
+    assert char_tensor(words).tolist() == [char_ids(w) for w in words]
+    assert char_tensor(words).dtype == torch.long and char_tensor([]).shape == (0, MAX_WORD_LENGTH)
+
+
 def test_char_ids_cut_long_words_and_encode_utf8():
     long = char_ids("x" * 100)
     assert long[0] == 259 and long[49] == 260 and long[1:49] == [ord("x") + 1] * 48
