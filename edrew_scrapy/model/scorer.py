@@ -132,9 +132,12 @@ class LRU:
             self._rows = torch.empty((limit, *values.shape[1:]), dtype=values.dtype, device=values.device)
 
     def _insert(self, keys: List[Hashable], values: torch.Tensor) -> None:
+        sizes = [sys.getsizeof(k) for k in keys]
+        if self._insert_without_eviction(keys, values, sizes):
+            return
         rows, taken = [], []
         for i, k in enumerate(keys):
-            key_bytes = sys.getsizeof(k)
+            key_bytes = sizes[i]
             row = self._take_row(key_bytes + ENTRY_OVERHEAD)
             if row is None:
                 continue  # larger than the whole budget: returned, not kept
@@ -146,6 +149,25 @@ class LRU:
             rows_t = torch.tensor(rows, dtype=torch.long)
             self._rows.index_copy_(0, rows_t, values if len(taken) == len(keys)
                                    else values.index_select(0, torch.tensor(taken, dtype=torch.long)))
+
+    def _insert_without_eviction(self, keys: List[Hashable], values: torch.Tensor, sizes: List[int]) -> bool:
+        """Insert every key at once when all fit without evicting anything (the common case until the
+        cache is full: one check for the batch instead of one per key); False when they do not."""
+        n = len(keys)
+        fresh = max(0, n - len(self._free))
+        if len(self._slot) + n > self.capacity or self._used + fresh > self._rows.shape[0]:
+            return False
+        added = sum(sizes)
+        if self.max_bytes is not None and (self.nbytes + added + n * ENTRY_OVERHEAD + fresh * self._row_bytes
+                                           > self.max_bytes):
+            return False
+        reused = [self._free.pop() for _ in range(n - fresh)]
+        rows = reused + list(range(self._used, self._used + fresh))
+        self._used += fresh
+        self._slot.update(zip(keys, rows))
+        self._key_bytes += added
+        self._rows.index_copy_(0, torch.tensor(rows, dtype=torch.long), values)
+        return True
 
     def _take_row(self, cost: int) -> Optional[int]:
         """A row for a new entry that costs `cost` bytes besides its row, evicting the least recently
