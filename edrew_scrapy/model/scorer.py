@@ -2,8 +2,8 @@
 
 Speed comes from not repeating work: a page's nodes share few distinct reTPS, and pages share them
 with each other, so each distinct reTPS is run through the biLM once and its vector kept in a bounded
-LRU cache; the character CNN's token vectors (tags, classes, words) are cached the same way. Sequences
-are batched sorted by length so that padding stays small.
+LRU cache; the character CNN's token vectors (tags, classes, words) are cached the same way. Within a
+batch of new reTPS, each token prefix (forward LSTM) and suffix (backward LSTM) is computed once (trie.py).
 """
 from __future__ import annotations
 
@@ -19,10 +19,11 @@ import torch
 
 from ..page import Page
 from . import files
-from .elmo import ElmoBiLm, char_tensor, pool_sequences
+from .elmo import ElmoBiLm, char_tensor
 from .features import N_FEATURES, distinct, page_features, retps_tokens, text_words
 from .files import ModelError
 from .head import Head
+from .trie import encode_distinct
 
 def _shipped_models_dir() -> Path:
     """models/ of the repository (a clone or an editable install), else the copy a wheel installs
@@ -219,30 +220,23 @@ class NativeEncoder:
         self.head = head
         self.batch_size = batch_size
         self.tokens = LRU(token_cache, token_bytes)
+        self._boundary: Optional[torch.Tensor] = None
 
     def token_vectors(self, words: Sequence[str]) -> torch.Tensor:
         """(len(words), proj) character-CNN vectors; `words` distinct."""
         return self.tokens.get_many(words, lambda missing: self.bilm.token_embedder(char_tensor(missing)))
 
     def encode(self, sequences: List[List[str]]) -> torch.Tensor:
-        """(len(sequences), 2, elmo_dim): [mean, leaf] of the mixed ELMo representation."""
-        out = torch.empty(len(sequences), 2, self.bilm.output_dim)
-        order = sorted(range(len(sequences)), key=lambda i: -len(sequences[i]))  # longest first: see elmo
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start: start + self.batch_size]
-            batch = [sequences[i] for i in idx]
-            vocab = distinct([t for seq in batch for t in seq])
-            position = {t: k for k, t in enumerate(vocab)}
-            table = self.token_vectors(vocab)
-            width = len(batch[0])
-            lengths = torch.tensor([len(s) for s in batch])
-            ids = torch.tensor([[position[t] for t in seq] + [0] * (width - len(seq)) for seq in batch])
-            emb = table[ids]
-            layers, mask = self.bilm.forward_embedded(emb, lengths)
-            pooled = pool_sequences(layers, mask)           # (B, L, 2, E)
-            mixed = self.head.mix(pooled).view(len(batch), 2, -1)
-            out[torch.tensor(idx)] = mixed
-        return out
+        """(len(sequences), 2, elmo_dim): [mean, leaf] of the mixed ELMo representation, each token
+        prefix and suffix of the batch run through the biLM once (trie.py)."""
+        if self._boundary is None:  # <S> and </S>: fixed, like the cached token vectors
+            self._boundary = torch.stack(self.bilm.boundary_embeddings())
+        mix = self.head.scalar_mix
+        weights = mix.weights()
+        parts = [encode_distinct(self.bilm, sequences[start: start + self.batch_size], self.token_vectors,
+                                 self._boundary, weights, mix.gamma)
+                 for start in range(0, len(sequences), self.batch_size)]
+        return parts[0] if len(parts) == 1 else torch.cat(parts)
 
 
 def pool_words(word_lists: List[List[str]], token_vectors: Callable[[List[str]], torch.Tensor]) -> torch.Tensor:
