@@ -369,16 +369,13 @@ class _Builder:
             stack.append(idx)
             open_counts[name] = open_counts.get(name, 0) + 1
 
-    def token_group(self, el: _El) -> list:
-        """<tag><id><classes><properties> for one element (the content tokens come per node)."""
-        if el.wrapper:
-            return [WT_PREFIX + el.name]
-        cfg = self.cfg
-        attrs = el.attributes()
-        hidden = el.hidden
-        tokens: list = [(el.name, el.position)]  # rendered as name|bucket once countTags is final
+    def group_tail(self, attrs: dict, hidden: bool) -> tuple:
+        """The tokens after <tag> in an element's group, reversed: <#HIDE>, keywords, <#PROP>,
+        classes, <#CLSS>, <#ID> (the <tag|bucket> token and the content tokens come per node)."""
         if not attrs:
-            return [tokens[0], HIDE] if hidden else tokens
+            return (HIDE,) if hidden else ()
+        cfg = self.cfg
+        tokens: list = []
         words = []
         if attrs.get("id"):
             tokens.append(ID)
@@ -399,7 +396,7 @@ class _Builder:
             tokens.extend(tok for kw, tok in self.keywords if kw in hay)
         if hidden:
             tokens.append(HIDE)
-        return tokens
+        return tuple(reversed(tokens))
 
 
 # Containers whose text is never the page's main content (HTML semantics); `footer` only outside an
@@ -450,6 +447,7 @@ class _NodeBuilder:
         absorbed = [False] * n
         mixed = [_has_text(el) for el in els]  # text of its own: mixed content if it has children
         takes = [False] * n  # has an absorbed child
+        nonleaf = [False] * n  # has a child that is not absorbed (no <#CNT>)
         for i in range(1, n):
             el = els[i]
             p = el.parent
@@ -459,6 +457,8 @@ class _NodeBuilder:
                     el.name in formatter or (merge_mixed and mixed[p] and el.name in inline)):
                 absorbed[i] = True
                 takes[p] = True
+            else:
+                nonleaf[p] = True
         # text of absorbed subtrees, children first (they have higher indexes)
         full: dict = {}
         links: dict = {}
@@ -471,12 +471,17 @@ class _NodeBuilder:
         nodes: List[Node] = []
         node_of = [-1] * n
         near = [-1] * n  # nearest ancestor that is a node
-        buckets_cache: dict = {}
-        chains: dict = {}
+        self.count_tags = count_tags
+        self.chains = [None] * n  # reversed tokens from an element up to the root, memoised
+        self.chains[0] = ()
+        self.buckets: dict = {}
+        self.group_tails: dict = {}
+        self.parsed: dict = {}
         fib = cfg.fibonacci_buckets
         max_tokens = cfg.retps_max_tokens
         currencies = cfg.currency_symbols
         paths = _Paths(els, cfg.max_path_depth)
+        has_images = bool(b.images)
         for i in range(1, n):
             el = els[i]
             p = el.parent
@@ -490,21 +495,18 @@ class _NodeBuilder:
             content = " ".join(_unescape(raw).split())
             if not content:
                 continue
-            leaf = not any(type(s) is int and not absorbed[s] for s in el.segs)
-            own = [CNT] if leaf else []
-            if leaf and content.startswith(currencies):
-                own.append(MONEY)
-            chain = self._chain(i, chains, count_tags, fib, buckets_cache, max_tokens)
-            tokens = own[::-1] + chain
-            bucket = fibonacci_bucket(el.position, count_tags, fib) if el.position else fib[0]
-            imgs = self._images(i, absorbed, mixed) if b.images else []
+            chain = self.chains[i] or self._chain(i)
+            if not nonleaf[i]:  # a leaf: <#CNT>, and <#> before it when the text starts with money
+                chain = ((MONEY, CNT) if content.startswith(currencies) else (CNT,)) + chain
+            bucket = self._bucket(el.position) if el.position else fib[0]
             idx = len(nodes)
             node_of[i] = idx
             nodes.append(Node(
-                index=idx, tag=el.name, content=content, retps=SEP.join(tokens[:max_tokens]),
-                bucket=bucket, parent=near[i], path=paths.of(i) or "/", attrs=el.attributes(), hidden=el.hidden,
-                boilerplate=el.boilerplate, images=imgs, depth=el.depth, position=el.position,
-                link_chars=len(content) if el.in_link else min(lc, len(content)),
+                index=idx, tag=el.name, content=content, retps=SEP.join(chain[:max_tokens]),
+                bucket=bucket, parent=near[i], path=paths.of(i) or "/", attrs=self._attrs(el, True),
+                hidden=el.hidden, boilerplate=el.boilerplate,
+                images=self._images(i, absorbed, mixed) if has_images else [], depth=el.depth,
+                position=el.position, link_chars=len(content) if el.in_link else min(lc, len(content)),
             ))
         text_root = " ".join(_unescape("".join(s for s in els[0].segs if type(s) is str)).split())
         if text_root:  # text outside any element (a plain-text "page")
@@ -531,36 +533,53 @@ class _NodeBuilder:
                     parts.append(" ")
         return parts, lc
 
-    def _chain(self, i: int, chains: dict, count_tags: int, fib, cache: dict, max_tokens: int) -> list:
+    def _bucket(self, position: int) -> int:
+        b = self.buckets.get(position)
+        if b is None:
+            b = self.buckets[position] = fibonacci_bucket(position, self.count_tags, self.cfg.fibonacci_buckets)
+        return b
+
+    def _attrs(self, el: _El, copy: bool) -> dict:
+        """The element's attributes; pages repeat the same attribute text, so it is parsed once
+        per page (a node gets its own copy of the dict)."""
+        if el.attrs is not None:
+            return el.attrs
+        got = self.parsed.get(el.raw)
+        if got is None:
+            got = self.parsed[el.raw] = parse_attributes(el.raw)
+        if copy:
+            el.attrs = got = dict(got)
+        return got
+
+    def _group(self, el: _El) -> tuple:
+        """The element's token group, reversed and rendered (`name|bucket` last). The tokens after
+        the name depend only on the attribute text and the hidden flag: memoised on those."""
+        if el.tokens is not None:  # the #overflow record
+            return tuple(f"{t[0]}|{self._bucket(t[1])}" if type(t) is tuple else t for t in reversed(el.tokens))
+        if el.wrapper:
+            return (WT_PREFIX + el.name,)
+        key = (el.raw, el.hidden)
+        tail = self.group_tails.get(key)
+        if tail is None:
+            tail = self.group_tails[key] = self.b.group_tail(self._attrs(el, False), el.hidden)
+        return tail + (f"{el.name}|{self._bucket(el.position)}",)
+
+    def _chain(self, i: int) -> tuple:
         """Reversed tokens from element i up to the root, at most max_tokens (memoised per element)."""
-        got = chains.get(i)
-        if got is not None:
-            return got
         els = self.b.els
+        chains = self.chains
+        max_tokens = self.cfg.retps_max_tokens
         # climb to the nearest memoised ancestor (or the root) without recursion
         path = []
         j = i
-        while j > 0 and j not in chains:
+        while chains[j] is None:
             path.append(j)
             j = els[j].parent
-        below = chains.get(j, [])
+        below = chains[j]
         for j in reversed(path):
-            el = els[j]
-            group = el.tokens
-            if group is None:
-                group = el.tokens = self.b.token_group(el)
-            rendered = []
-            for t in reversed(group):
-                if type(t) is tuple:
-                    name, pos = t
-                    key = (name, pos)
-                    r = cache.get(key)
-                    if r is None:
-                        r = cache[key] = f"{name}|{fibonacci_bucket(pos, count_tags, fib)}"
-                    rendered.append(r)
-                else:
-                    rendered.append(t)
-            below = (rendered + below)[:max_tokens]
+            below = self._group(els[j]) + below
+            if len(below) > max_tokens:
+                below = below[:max_tokens]
             chains[j] = below
         return below
 
