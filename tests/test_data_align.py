@@ -134,3 +134,13 @@ def test_match_values_label_value_lists_but_not_urls():
                                          "date": ["2008"]})
     assert labels == [1, 0, 1]
     assert attrs[2] == ["publisher", "date"]
+
+
+def test_a_year_is_not_the_date_of_a_full_date():
+    # christianbook's customer reviews are dated "October 28, 2010"; the book's publication_date is "2010"
+    nodes = ["October 28, 2010", "28 Oct 2010", "Reviewed 2010-10-28", "Published October 2010",
+             "Value Books / 2010 / Paperback", "Publication Date: 2010", "2010"]
+    labels, _ = match_values(nodes, {"publication_date": ["2010"]})
+    assert labels == [0, 0, 0, 1, 1, 1, 1]
+    # a full date as the value still matches itself
+    assert match_values(["October 28, 2010"], {"publication_date": ["October 28, 2010"]})[0] == [1]

@@ -273,6 +273,13 @@ _EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
 _FIELD_SEP = re.compile(r"\s+[/|\u00b7\u2022;]\s+")
 _WORDS = re.compile(r"\w+")
 _NEXT_LABEL = re.compile(r"\s*(?:[\w-]+(?: [\w-]+){0,2}:|$)")
+# A year alone ("2010", SWDE's usual publication_date) is not the date of a node that holds a full date
+# with a day: "October 28, 2010" under a customer review is that review's date. Texts are case-folded.
+_YEAR = re.compile(r"\d{4}")
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_FULL_DATE = re.compile(rf"\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b"
+                        rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH},?\s+\d{{4}}\b"
+                        r"|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{4}\b|\b\d{4}-\d{2}-\d{2}\b")
 
 
 def _value_key(text: str) -> str:
@@ -314,15 +321,22 @@ def _matches(node: str, keys: Sequence[str], config: ValueMatchConfig) -> bool:
             return True
         rest, covered = text, 0
         for k in keys:  # longest first, so a value inside another value is not counted twice
-            pos = _find_word_bounded(rest, k)
+            pos = _find_value(rest, k)
             while pos >= 0:
                 covered += len(k)
                 rest = rest[:pos] + " " + rest[pos + len(k):]
-                pos = _find_word_bounded(rest, k)
+                pos = _find_value(rest, k)
         if covered and (covered >= config.min_ratio * len(text)
                         or len(_WORDS.findall(rest)) <= config.max_extra_words):
             return True
     return any(_labelled_field(node, k) for k in keys)
+
+
+def _find_value(text: str, value: str) -> int:
+    """_find_word_bounded, except that a year is not found inside a full date (_FULL_DATE)."""
+    if _YEAR.fullmatch(value):
+        text = _FULL_DATE.sub(lambda m: "_" * len(m.group()), text)
+    return _find_word_bounded(text, value)
 
 
 def _labelled_field(text: str, value: str) -> bool:
