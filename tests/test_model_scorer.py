@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from edrew_scrapy.model.head import Head, head_config
-from edrew_scrapy.model.scorer import LRU, load_model
+from edrew_scrapy.model.scorer import LRU, load_model, pool_words
 from edrew_scrapy.page import Page
 
 from _model_helpers import make_page, tiny_model
@@ -79,3 +79,19 @@ def test_concurrent_calls_give_the_same_scores(tmp_path):
         t.join()
     for i, exp in enumerate(expected):
         assert np.allclose(results[i], exp, atol=1e-6)
+
+
+def test_pool_words_is_mean_and_max_of_each_list():
+    lists = [["a", "b", "a"], ["c"], ["b", "c", "d", "e"]]
+    vectors = {w: torch.randn(5) for w in "abcde"}
+    seen = []
+
+    def token_vectors(words):
+        seen.append(list(words))
+        return torch.stack([vectors[w] for w in words])
+
+    pooled = pool_words(lists, token_vectors)
+    expected = torch.stack([torch.cat([torch.stack([vectors[w] for w in ws]).mean(0),
+                                       torch.stack([vectors[w] for w in ws]).max(0).values]) for ws in lists])
+    assert torch.allclose(pooled, expected, atol=1e-6)
+    assert seen == [["a", "b", "c", "d", "e"]]  # each distinct word looked up once

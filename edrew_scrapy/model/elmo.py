@@ -147,12 +147,11 @@ class CharacterEncoder(nn.Module):
         # which leaves the maximum (and so the result) exactly as with all 50 columns.
         used = int((ids != PAD_CHAR + 1).sum(dim=1).max())
         cut = used + self.max_width
-        pad_values = None
         if cut < MAX_WORD_LENGTH:
             ids = ids[:, :cut]
-            pad_values = self._pad_window_max()
-        if not torch.is_grad_enabled():
+        if not torch.is_grad_enabled():  # the lookup's windows include those of padding only
             return self.projection(self.highways(self.activation(self._window_max_lookup(ids))))
+        pad_values = self._pad_window_max() if cut < MAX_WORD_LENGTH else None
         emb = self.char_embedding(ids).transpose(1, 2)  # (N, char_dim, L)
         convs = []
         for i, conv in enumerate(self.convolutions):

@@ -16,6 +16,7 @@ from typing import Callable, Dict, Hashable, List, Optional, Sequence, Union
 
 import numpy as np
 import torch
+from torch.nn import functional as F
 
 from ..page import Page
 from . import files
@@ -240,17 +241,15 @@ class NativeEncoder:
 
 
 def pool_words(word_lists: List[List[str]], token_vectors: Callable[[List[str]], torch.Tensor]) -> torch.Tensor:
-    """(len(word_lists), 2*dim): [mean, max] of each list's character-CNN vectors (lists non-empty)."""
-    vocab = distinct([w for ws in word_lists for w in ws])
-    position = {w: k for k, w in enumerate(vocab)}
-    table = token_vectors(vocab)
-    width = max(len(ws) for ws in word_lists)
-    index = torch.tensor([[position[w] for w in ws] + [0] * (width - len(ws)) for ws in word_lists])
-    lengths = torch.tensor([len(ws) for ws in word_lists], dtype=torch.float32)
-    mask = (torch.arange(width).unsqueeze(0) < lengths.unsqueeze(1)).unsqueeze(-1)
-    vecs = table[index]
-    mean = (vecs * mask).sum(dim=1) / lengths.unsqueeze(1)
-    top = vecs.masked_fill(~mask, float("-inf")).max(dim=1).values
+    """(len(word_lists), 2*dim): [mean, max] of each list's character-CNN vectors (lists non-empty),
+    as two embedding_bag calls over the flattened lists (no padded copy of the vectors)."""
+    position: Dict[str, int] = {}
+    flat = [position.setdefault(w, len(position)) for ws in word_lists for w in ws]
+    table = token_vectors(list(position))
+    index = torch.tensor(flat, dtype=torch.long)
+    offsets = torch.tensor([0] + [len(ws) for ws in word_lists[:-1]], dtype=torch.long).cumsum(0)
+    mean = F.embedding_bag(index, table, offsets, mode="mean")
+    top = F.embedding_bag(index, table, offsets, mode="max")
     return torch.cat([mean, top], dim=-1)
 
 

@@ -127,8 +127,9 @@ def _cell_weights(cell: LstmCellWithProjection) -> Tuple[torch.Tensor, ...]:
 
 
 def _run(bilm: ElmoBiLm, plan: _Plan, layer0_inputs: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
-    """Every cell's state for every node: (H, O), H the projected LSTM states, O the layer outputs of
-    layers >= 1 (state + the layer's input: the residual connection). Layer 0's output is its H."""
+    """Every cell's state for every node: (H, O), H the projected LSTM states, O the outputs of the
+    layers between the first and the top one (state + the layer's input: the residual connection), which
+    the next layer reads. Layer 0's output is its H."""
     lstm = bilm.lstm
     cells = [lstm.forward_layers, lstm.backward_layers]
     weights = [[_cell_weights(layers[k]) for layers in cells] for k in range(lstm.num_layers)]
@@ -166,7 +167,7 @@ def _run(bilm: ElmoBiLm, plan: _Plan, layer0_inputs: List[torch.Tensor]) -> Tupl
         if proj_clip:
             state[begin:end].clamp_(-proj_clip, proj_clip)
         for cell in step_cells:
-            if cell.layer:
+            if 0 < cell.layer < lstm.num_layers - 1:  # the top layer's output is only pooled: see _pool
                 rows = slice(begin + cell.offset, begin + cell.offset + cell.size)
                 torch.add(state[rows], _layer_input(plan, state, output, cell), out=output[rows])
     return state, output
@@ -200,12 +201,12 @@ def encode_distinct(bilm: ElmoBiLm, sequences: Sequence[Sequence[str]], token_ve
         w_in_t, _, bias, _ = _cell_weights(layers[0])
         projected = torch.addmm(bias, table.index_select(0, torch.from_numpy(np.concatenate(trie.tokens))), w_in_t)
         layer0.append(projected.split([len(p) for p in trie.parents]))
-    state, output = _run(bilm, plan, layer0)
-    halves = [_pool(trie, plan, d, table, state, output, lengths, mix_weights, gamma) for d, trie in enumerate(tries)]
+    state, _ = _run(bilm, plan, layer0)
+    halves = [_pool(trie, plan, d, table, state, lengths, mix_weights, gamma) for d, trie in enumerate(tries)]
     return torch.cat(halves, dim=-1)
 
 
-def _pool(trie: _Trie, plan: _Plan, d: int, table: torch.Tensor, state: torch.Tensor, output: torch.Tensor,
+def _pool(trie: _Trie, plan: _Plan, d: int, table: torch.Tensor, state: torch.Tensor,
           lengths: np.ndarray, mix_weights: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
     """(S, 2, dim): one direction's half of [mean, leaf] of the mixed representation. Mixing is linear,
     so each trie node's mixed vector is computed once and the sequences' means gathered from them."""
@@ -214,10 +215,13 @@ def _pool(trie: _Trie, plan: _Plan, d: int, table: torch.Tensor, state: torch.Te
     level = np.repeat(np.arange(1, len(sizes) + 1), sizes)
     node = np.arange(int(sizes.sum()))
     mixed = mix_weights[0] * table.index_select(0, torch.from_numpy(np.concatenate(trie.tokens[1:])))
+    layer_output = None
     for layer in range(len(mix_weights) - 1):
         begin = np.array([plan.start[layer, d, lv] for lv in range(1, len(sizes) + 1)])
         rows = torch.from_numpy(node - first[level - 1] + begin[level - 1])
-        mixed = mixed + mix_weights[layer + 1] * (state if layer == 0 else output).index_select(0, rows)
+        # a layer's output is its state plus its input (the layer below's output) above layer 0
+        layer_output = state.index_select(0, rows) if layer == 0 else state.index_select(0, rows) + layer_output
+        mixed = mixed + mix_weights[layer + 1] * layer_output
     mixed = gamma * mixed
     path = np.where(trie.path >= 0, trie.path + first, -1)
     offsets = torch.from_numpy(np.concatenate([[0], np.cumsum(lengths)[:-1]]))
