@@ -121,7 +121,9 @@ def _cell_weights(cell: LstmCellWithProjection) -> Tuple[torch.Tensor, ...]:
         scale = torch.ones(4 * c, 1)
         scale[2 * c: 3 * c] = 2.0
         w_in, w_state, bias, w_proj = params
-        cell._trie_weights = ((w_in * scale).t(), (w_state * scale).t(), bias * scale.squeeze(1), w_proj.t())
+        # contiguous transposes: MKL's small products (tens of rows) ran 1.7x faster than on a .t() view
+        cell._trie_weights = ((w_in * scale).t().contiguous(), (w_state * scale).t().contiguous(),
+                              bias * scale.squeeze(1), w_proj.t().contiguous())
         cell._trie_key = key
     return cell._trie_weights
 
@@ -186,11 +188,10 @@ def encode_distinct(bilm: ElmoBiLm, sequences: Sequence[Sequence[str]], token_ve
     as `NativeEncoder.encode` gives them. `token_vectors(words)` gives (len(words), dim) char-CNN vectors
     of distinct words, `boundary` (2, dim) those of <S> and </S>; every sequence has a token."""
     vocab: Dict[str, int] = {}
-    rows = [[vocab.setdefault(t, len(vocab)) for t in seq] for seq in sequences]
-    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
-    ids = np.full((len(rows), int(lengths.max())), -1, dtype=np.int64)
-    for r, tokens in enumerate(rows):
-        ids[r, : len(tokens)] = tokens
+    flat = [vocab.setdefault(t, len(vocab)) for seq in sequences for t in seq]
+    lengths = np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences))
+    ids = np.full((len(sequences), int(lengths.max())), -1, dtype=np.int64)
+    ids[np.arange(ids.shape[1]) < lengths[:, None]] = flat  # row-major: each row's tokens in order
     # <S> and </S> are the last two rows of the token table: the roots of the two tries
     table = torch.cat([token_vectors(list(vocab)), boundary])
     tries = [_trie(ids, len(vocab)), _trie(_reversed_rows(ids, lengths), len(vocab) + 1)]
