@@ -59,6 +59,8 @@ _IMPLIED = {
 _P_SCOPE = frozenset({"table", "td", "th", "button", "html", "body", "caption", "object", "applet", "marquee"})
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _HEAD_CONTENT = frozenset({"title", "meta", "link", "style", "script", "base", "noscript", "template", "head"})
+# names for which _close_implied can close something (besides an open <head>)
+_IMPLIES = _CLOSES_P | _HEADINGS | frozenset(_IMPLIED)
 _SCOPE_LOOKBACK = 12
 _MAX_MERGE_HEIGHT = 8  # inline subtrees deeper than this stay separate nodes (bounds text copying)
 _NO_NODE = frozenset({"title", "head", "#document"})
@@ -68,27 +70,30 @@ class _El:
     """One element of the document while it is being built (the thesis's tree node)."""
 
     __slots__ = ("name", "parent", "raw", "attrs", "segs", "tokens", "position", "depth", "hidden",
-                 "path", "step", "child_counts", "images", "wrapper", "in_head", "in_link", "boilerplate", "in_main")
+                 "path", "step", "child_counts", "images", "wrapper", "in_head", "in_link", "boilerplate", "in_main",
+                 "has_text")
 
-    def __init__(self, name, parent, raw, position, depth, hidden, step, wrapper, in_head):
+    def __init__(self, name, parent, raw, position, depth, hidden, step, wrapper, in_head,
+                 attrs=None, boilerplate="", in_main=False, in_link=False):
         self.name = name
         self.parent = parent          # index of the parent record, -1 for the document
         self.raw = raw                # attribute text as written; parsed only for elements that matter
-        self.attrs: Optional[dict] = None
+        self.attrs: Optional[dict] = attrs
         self.segs: list = []          # text (str) and child record indexes (int), in document order
-        self.tokens: Optional[list] = None  # enhanced-TPS token group, built when a node needs it
+        self.tokens: Optional[list] = None  # set for the root and #overflow; other groups come per node
         self.position = position      # countTags when it was opened
         self.depth = depth
         self.hidden = hidden
         self.path: Optional[str] = None  # XPath, built when a node needs it
-        self.step = step              # (XPath name, index among same-name siblings, index in document)
+        self.step = step              # (XPath name, index among same-name siblings)
         self.child_counts: Optional[dict] = None
         self.images: Optional[list] = None
         self.wrapper = wrapper        # a wrapper tag with no content of its own (#WT)
         self.in_head = in_head
-        self.in_link = False          # inside an <a>: all its text is link text
-        self.boilerplate = ""         # "dialog", "nav" or "footer": such a container, here or above
-        self.in_main = False          # an <article> or <main>, here or above
+        self.in_link = in_link        # inside an <a>: all its text is link text
+        self.boilerplate = boilerplate  # "dialog", "nav" or "footer": such a container, here or above
+        self.in_main = in_main        # an <article> or <main>, here or above
+        self.has_text = False         # a text segment that is not all whitespace
 
     def attributes(self) -> dict:
         if self.attrs is None:
@@ -170,7 +175,7 @@ class _Builder:
         self.count_tags = 0
         self.title = ""
         self.images: list = []
-        self.doc_counts: dict = {}
+        self.name_info = _name_infos(config)
         self.keywords = tuple(config.keyword_tokens.items())
         self._base_seen = False
         self.truncated = False
@@ -193,12 +198,20 @@ class _Builder:
             if len(els) > max_elements:
                 self._overflow(kind, value, events, stack)
                 break
-            if pending is not None:
-                self._open(pending, kind == TEXT and not value.isspace(), stack, open_counts)
-                pending = None
             if kind == TEXT:
-                els[stack[-1]].segs.append(value)
-            elif kind == START:
+                blank = value.isspace()
+                if pending is not None:
+                    self._open(pending, not blank, stack, open_counts)
+                    pending = None
+                el = els[stack[-1]]
+                el.segs.append(value)
+                if not blank:
+                    el.has_text = True
+                continue
+            if pending is not None:
+                self._open(pending, False, stack, open_counts)
+                pending = None
+            if kind == START:
                 name = value
                 if name == "base":
                     self._base(raw_attrs)
@@ -213,7 +226,8 @@ class _Builder:
                 if name in VOID_TAGS:
                     self._void(name, raw_attrs, els[stack[-1]])
                     continue
-                self._close_implied(name, stack, open_counts)
+                if name in _IMPLIES or open_counts.get("head"):  # most tags close nothing
+                    self._close_implied(name, stack, open_counts)
                 pending = (name, raw_attrs, closed)
             else:  # END
                 name = value
@@ -253,6 +267,7 @@ class _Builder:
                     self._skip_raw(events)
                 else:
                     segs.append(" ")
+        rest.has_text = _has_text(rest)
 
     def _skip_raw(self, events) -> None:
         """Drop a raw-text body (script, style, ...) the tokenizer delivered as TEXT + END."""
@@ -328,16 +343,17 @@ class _Builder:
 
     def _open(self, pending: tuple, has_content: bool, stack: list, open_counts: dict) -> None:
         name, raw_attrs, closed = pending
-        cfg = self.cfg
         els = self.els
         parent_idx = stack[-1]
         parent = els[parent_idx]
-        wrapper = name in cfg.wrapper_tags and not has_content
-        if not wrapper and name not in cfg.repeating_tags:
+        info = self.name_info.get(name) or _name_info(self.name_info, name, self.cfg)
+        key, wrapper_tag, counted, boilerplate_tag, main_tag = info
+        wrapper = wrapper_tag and not has_content
+        if counted and not wrapper:
             self.count_tags += 1
         hidden = parent.hidden
-        in_main = parent.in_main or name == "article" or name == "main"
-        boilerplate = parent.boilerplate or _BOILERPLATE_TAGS.get(name, "")
+        in_main = parent.in_main or main_tag
+        boilerplate = parent.boilerplate or boilerplate_tag
         if boilerplate == "footer" and in_main:
             boilerplate = ""  # an article's own footer (author, date, tags) can be its content
         attrs = None
@@ -349,21 +365,14 @@ class _Builder:
             if not boilerplate and ("dialog" in low or "modal" in low):
                 if _is_dialog(attrs if attrs is not None else parse_attributes(raw_attrs)):
                     boilerplate = "dialog"
-        key = _xpath_name(name)
         counts = parent.child_counts
         if counts is None:
             counts = parent.child_counts = {}
         k = counts[key] = counts.get(key, 0) + 1
-        doc_k = self.doc_counts[key] = self.doc_counts.get(key, 0) + 1
-        in_head = parent.in_head or name == "head"
-        el = _El(name, parent_idx, raw_attrs, self.count_tags, parent.depth + 1, hidden, (key, k, doc_k),
-                 wrapper, in_head)
-        el.attrs = attrs
-        el.boilerplate = boilerplate
-        el.in_main = in_main
-        el.in_link = parent.in_link or name == "a"
         idx = len(els)
-        els.append(el)
+        els.append(_El(name, parent_idx, raw_attrs, self.count_tags, parent.depth + 1, hidden, (key, k), wrapper,
+                       parent.in_head or name == "head", attrs, boilerplate, in_main,
+                       parent.in_link or name == "a"))
         parent.segs.append(idx)
         if not closed:
             stack.append(idx)
@@ -397,6 +406,29 @@ class _Builder:
         if hidden:
             tokens.append(HIDE)
         return tuple(reversed(tokens))
+
+
+_NAME_INFOS: dict = {}
+
+
+def _name_infos(cfg: SerializerConfig) -> dict:
+    """Per-tag-name facts for _open, shared by the pages of one tag configuration."""
+    key = (cfg.wrapper_tags, cfg.repeating_tags)
+    infos = _NAME_INFOS.get(key)
+    if infos is None:
+        if len(_NAME_INFOS) > 16:
+            _NAME_INFOS.clear()
+        infos = _NAME_INFOS[key] = {}
+    return infos
+
+
+def _name_info(infos: dict, name: str, cfg: SerializerConfig) -> tuple:
+    """(XPath step name, wrapper tag, advances countTags, boilerplate container, article/main)."""
+    info = (_xpath_name(name), name in cfg.wrapper_tags, name not in cfg.repeating_tags,
+            _BOILERPLATE_TAGS.get(name, ""), name == "article" or name == "main")
+    if len(infos) < 10000:  # custom element names are unbounded on hostile pages
+        infos[name] = info
+    return info
 
 
 # Containers whose text is never the page's main content (HTML semantics); `footer` only outside an
@@ -445,7 +477,7 @@ class _NodeBuilder:
             elif height[p] >= 0 and h + 1 > height[p]:
                 height[p] = h + 1
         absorbed = [False] * n
-        mixed = [_has_text(el) for el in els]  # text of its own: mixed content if it has children
+        mixed = [el.has_text for el in els]  # text of its own: mixed content if it has children
         takes = [False] * n  # has an absorbed child
         nonleaf = [False] * n  # has a child that is not absorbed (no <#CNT>)
         for i in range(1, n):
@@ -609,6 +641,7 @@ class _Paths:
     def __init__(self, els: list, max_depth: int):
         self.els = els
         self.max_depth = max_depth
+        self.doc_index: Optional[dict] = None
 
     def of(self, i: int) -> str:
         els = self.els
@@ -616,8 +649,7 @@ class _Paths:
         if el.path is not None:
             return el.path
         if el.depth > self.max_depth:
-            key, _k, doc_k = el.step
-            el.path = f"(//{key})[{doc_k}]"
+            el.path = f"(//{el.step[0]})[{self._doc_index(i)}]"
             return el.path
         chain = []
         j = i
@@ -627,9 +659,24 @@ class _Paths:
         base = els[j].path
         for j in reversed(chain):
             e = els[j]
-            key, k, _doc_k = e.step
+            key, k = e.step
             base = e.path = f"{base}/{key}[{k}]"
         return base
+
+    def _doc_index(self, i: int) -> int:
+        """Index of element i among the elements of its XPath name in the document, counted once for
+        the whole page the first time a path is that deep (rare: pages nested past max_depth)."""
+        if self.doc_index is None:
+            counts: dict = {}
+            self.doc_index = doc = {}
+            max_depth = self.max_depth
+            for j, e in enumerate(self.els):
+                if e.step is not None:
+                    key = e.step[0]
+                    c = counts[key] = counts.get(key, 0) + 1
+                    if e.depth > max_depth:
+                        doc[j] = c
+        return self.doc_index[i]
 
 
 _XPATH_NAMES: dict = {}
