@@ -27,6 +27,10 @@ _START_TAG = re.compile(
 )
 _START_TAG_QUOTE_BLIND = re.compile(r"<([A-Za-z][^\s/>]*+)([^>]*?)(/?)>")
 _END_TAG = re.compile(r"</([A-Za-z][^\s/>]*+)[^>]*+>")
+# The two common cases in one match call (start tag: groups 1-3; end tag: group 4); anything else,
+# including a start tag that fails, goes through the dispatch below, which decides as before.
+_TAG = re.compile(_START_TAG.pattern + "|" + _END_TAG.pattern)
+_TAG_QUOTE_BLIND = re.compile(_START_TAG_QUOTE_BLIND.pattern + "|" + _END_TAG.pattern)
 _RAW_END_CACHE: dict = {}
 
 # <noscript> is not here: a client without scripts (a crawler) parses its content as markup, and
@@ -52,6 +56,7 @@ def tokenize(html: str, raw_text: frozenset = RAW_TEXT) -> Iterator[Event]:
     pos = 0
     find = html.find
     start_tag = _START_TAG
+    tag = _TAG
     quote_aware = True
     while pos < n:
         lt = find("<", pos)
@@ -60,6 +65,27 @@ def tokenize(html: str, raw_text: frozenset = RAW_TEXT) -> Iterator[Event]:
             return
         if lt > pos:
             yield (TEXT, html[pos:lt], "", False)
+        m = tag.match(html, lt)
+        if m is not None:  # the common case: a start or an end tag
+            name, attrs, slash, end_name = m.groups()
+            pos = m.end()
+            if end_name is not None:
+                yield (END, end_name.lower(), "", False)
+                continue
+            name = name.lower()
+            closed = slash == "/"
+            yield (START, name, attrs, closed)
+            if name in raw_text and not closed:
+                if name == "plaintext":
+                    yield (TEXT, html[pos:], "", False)
+                    return
+                start = pos
+                e = _raw_end(name).search(html, pos)
+                body_end, pos = (e.start(), e.end()) if e else (n, n)
+                if body_end > start:
+                    yield (TEXT, html[start:body_end], "", False)
+                yield (END, name, "", False)
+            continue
         nxt = html[lt + 1:lt + 2]
         if nxt.isalpha() and nxt.isascii():
             m = start_tag.match(html, lt)
@@ -67,6 +93,7 @@ def tokenize(html: str, raw_text: frozenset = RAW_TEXT) -> Iterator[Event]:
                 # An unclosed quote ran to the end of the document: read the rest quote-blind.
                 quote_aware = False
                 start_tag = _START_TAG_QUOTE_BLIND
+                tag = _TAG_QUOTE_BLIND
                 m = start_tag.match(html, lt)
             if m is None:  # no '>' left at all: the rest is text, as browsers drop the tag at EOF
                 yield (TEXT, html[lt:], "", False)
