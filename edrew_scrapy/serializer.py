@@ -19,6 +19,7 @@ import html as _html
 import re
 import threading
 from contextlib import contextmanager
+from dataclasses import fields
 from typing import List, Optional, Union
 from urllib.parse import urljoin
 
@@ -71,7 +72,7 @@ class _El:
 
     __slots__ = ("name", "parent", "raw", "attrs", "segs", "tokens", "position", "depth", "hidden",
                  "path", "step", "child_counts", "images", "wrapper", "in_head", "in_link", "boilerplate", "in_main",
-                 "has_text")
+                 "has_text", "img_below")
 
     def __init__(self, name, parent, raw, position, depth, hidden, step, wrapper, in_head,
                  attrs=None, boilerplate="", in_main=False, in_link=False):
@@ -94,6 +95,7 @@ class _El:
         self.boilerplate = boilerplate  # "dialog", "nav" or "footer": such a container, here or above
         self.in_main = in_main        # an <article> or <main>, here or above
         self.has_text = False         # a text segment that is not all whitespace
+        self.img_below = False        # an <img> here or in a descendant
 
     def attributes(self) -> dict:
         if self.attrs is None:
@@ -111,7 +113,7 @@ def serialize(data: Union[bytes, bytearray, memoryview, str], *, encoding: Optio
     """
     if isinstance(data, (bytes, bytearray, memoryview)):
         raw = bytes(data)
-        if not raw.strip():
+        if not raw or raw.isspace():  # as `not raw.strip()`, without copying the page
             return Page(url=url, nodes=[], skipped="empty")
         if looks_binary(raw) and not raw.startswith((b"\xff\xfe", b"\xfe\xff")):
             return Page(url=url, nodes=[], skipped="binary")
@@ -124,7 +126,7 @@ def serialize(data: Union[bytes, bytearray, memoryview, str], *, encoding: Optio
             return Page(url=url, nodes=[], encoding=codec, skipped="binary")
     else:
         raise TypeError(f"serialize() takes str or bytes, not {type(data).__name__}")
-    if not text.strip():
+    if not text or text.isspace():
         return Page(url=url, nodes=[], encoding=codec, skipped="empty")
     if "\x00" in text:  # NUL never renders; removing it keeps the text searchable
         text = text.replace("\x00", "")
@@ -224,7 +226,7 @@ class _Builder:
                 if name in skip_tags:
                     continue
                 if name in VOID_TAGS:
-                    self._void(name, raw_attrs, els[stack[-1]])
+                    self._void(name, raw_attrs, stack)
                     continue
                 if name in _IMPLIES or open_counts.get("head"):  # most tags close nothing
                     self._close_implied(name, stack, open_counts)
@@ -285,7 +287,8 @@ class _Builder:
             self.title = " ".join(_html.unescape("".join(parts)).split())
         self.count_tags += 1  # <title> is a regular tag for countTags, but its text is Page.title
 
-    def _void(self, name: str, raw_attrs: str, parent: _El) -> None:
+    def _void(self, name: str, raw_attrs: str, stack: list) -> None:
+        parent = self.els[stack[-1]]
         if name == "br":  # does not open a level nor advance countTags; it separates words
             parent.segs.append(" ")
             return
@@ -301,6 +304,16 @@ class _Builder:
                 if parent.images is None:
                     parent.images = []
                 parent.images.append(src)
+                self._mark_image(stack)
+
+    def _mark_image(self, stack: list) -> None:
+        """Flag the ancestors of an image, so that pass 2 looks for images only where there are some."""
+        els = self.els
+        for k in reversed(stack):
+            el = els[k]
+            if el.img_below:
+                return
+            el.img_below = True
 
     def _base(self, raw_attrs: str) -> None:
         """<base href> sets the URL images resolve against (SWDE pages start with one)."""
@@ -407,6 +420,12 @@ class _Builder:
             tokens.append(HIDE)
         return tuple(reversed(tokens))
 
+
+# The order pass 2 passes Node's fields in; checked at import, so that a reordered Node fails loudly.
+_NODE_FIELDS = ("index", "tag", "content", "retps", "bucket", "parent", "path", "attrs", "hidden", "boilerplate",
+                "images", "depth", "link_chars", "position")
+if tuple(f.name for f in fields(Node)) != _NODE_FIELDS:
+    raise ImportError("edrew_scrapy.page.Node changed its fields: update _NODE_FIELDS and _NodeBuilder.run")
 
 _NAME_INFOS: dict = {}
 
@@ -533,12 +552,12 @@ class _NodeBuilder:
             bucket = self._bucket(el.position) if el.position else fib[0]
             idx = len(nodes)
             node_of[i] = idx
+            # positional (in _NODE_FIELDS order): keyword arguments cost 1.4 us more per node
             nodes.append(Node(
-                index=idx, tag=el.name, content=content, retps=SEP.join(chain[:max_tokens]),
-                bucket=bucket, parent=near[i], path=paths.of(i) or "/", attrs=self._attrs(el, True),
-                hidden=el.hidden, boilerplate=el.boilerplate,
-                images=self._images(i, absorbed, mixed) if has_images else [], depth=el.depth,
-                position=el.position, link_chars=len(content) if el.in_link else min(lc, len(content)),
+                idx, el.name, content, SEP.join(chain[:max_tokens]), bucket, near[i], paths.of(i) or "/",
+                self._attrs(el, True), el.hidden, el.boilerplate,
+                self._images(i, absorbed, mixed) if has_images else [], el.depth,
+                len(content) if el.in_link else min(lc, len(content)), el.position,
             ))
         text_root = " ".join(_unescape("".join(s for s in els[0].segs if type(s) is str)).split())
         if text_root:  # text outside any element (a plain-text "page")
@@ -608,8 +627,15 @@ class _NodeBuilder:
             path.append(j)
             j = els[j].parent
         below = chains[j]
+        tails = self.group_tails
+        buckets = self.buckets
         for j in reversed(path):
-            below = self._group(els[j]) + below
+            el = els[j]
+            tail = None if el.wrapper or el.tokens is not None else tails.get((el.raw, el.hidden))
+            if tail is not None and el.position in buckets:  # the common case, inlined
+                below = tail + (f"{el.name}|{buckets[el.position]}",) + below
+            else:
+                below = self._group(el) + below
             if len(below) > max_tokens:
                 below = below[:max_tokens]
             chains[j] = below
@@ -618,6 +644,8 @@ class _NodeBuilder:
     def _images(self, i: int, absorbed: list, mixed: list) -> list:
         """Images of the element and of its non-text children up to max_image_bubble levels down."""
         els = self.b.els
+        if not els[i].img_below:
+            return []
         out = list(els[i].images or ())
         frontier = [s for s in els[i].segs if type(s) is int]
         for _ in range(self.cfg.max_image_bubble):
