@@ -57,3 +57,16 @@ def test_template_repetition_features():
     assert feats[para, 14] == pytest.approx(np.log1p(1) / 6.0)
     total = sum(len(n.content) for n in page.nodes)
     assert feats[para, 15] == pytest.approx(len(page.nodes[para].content) / total)
+
+
+def test_word_counts_follow_str_split_on_every_kind_of_space():
+    # page_features counts words without splitting; contents straight from a Page, not the serializer,
+    # so leading/trailing and unusual whitespace reach it too
+    from edrew_scrapy.page import Node, Page
+
+    contents = ["", "   ", " a  b ", "a\u00a0b", "x\u2028y\x1cz\x85w", "\tone\ntwo\r\n", "😀 𝐀𝐁", "end.", "last "]
+    nodes = [Node(index=i, tag="p", content=c, retps="<#CNT><#SEP>p|1", bucket=1, parent=-1,
+                  path=f"/p[{i}]", depth=1, position=i, link_chars=0) for i, c in enumerate(contents)]
+    page = Page(url=None, nodes=nodes, count_tags=len(nodes))
+    expected = np.asarray([node_features(node, page) for node in page.nodes], dtype=np.float32)
+    np.testing.assert_array_equal(page_features(page), expected)
