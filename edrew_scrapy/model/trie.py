@@ -86,7 +86,8 @@ class _Plan:
     def __init__(self, tries: List[_Trie], n_layers: int) -> None:
         depth = len(tries[0].parents) - 1
         self.start: Dict[Tuple[int, int, int], int] = {}
-        self.steps: List[Tuple[int, int, List[_Cell], np.ndarray]] = []
+        self.steps: List[Tuple[int, int, List[_Cell], torch.Tensor, List[int]]] = []
+        all_parents = []
         row = 1
         for step in range(depth + n_layers):
             cells, parent_rows, begin = [], [], row
@@ -105,9 +106,14 @@ class _Plan:
                                        else np.zeros(size, dtype=np.int64))
                     row += size
             if cells:
-                self.steps.append((begin, row, cells, np.concatenate(parent_rows)))
+                self.steps.append((begin, row, cells, None, [cell.size for cell in cells]))
+                all_parents.append(np.concatenate(parent_rows))
+        # every step's parent rows as views of one tensor (one conversion, not one per step)
+        parents = torch.from_numpy(np.concatenate(all_parents)).split([len(p) for p in all_parents])
+        self.steps = [(begin, end, cells, rows, sizes)
+                      for (begin, end, cells, _, sizes), rows in zip(self.steps, parents)]
         self.rows = row
-        self.widest = max(end - begin for begin, end, _, _ in self.steps)
+        self.widest = max(end - begin for begin, end, *_ in self.steps)
 
 
 def _cell_weights(cell: LstmCellWithProjection) -> Tuple[torch.Tensor, ...]:
@@ -142,19 +148,20 @@ def _run(bilm: ElmoBiLm, plan: _Plan, layer0_inputs: List[torch.Tensor]) -> Tupl
     memory = torch.zeros(plan.rows, c_size)
     output = torch.empty(plan.rows, lstm.hidden_size)
     gates_buffer = torch.empty(plan.widest, 4 * c_size)
-    for begin, end, step_cells, parent_rows in plan.steps:
+    # per step: one call per kind of work over the stacked rows of its cells, and split() views (not
+    # one slice per cell and operand) where a product needs each cell's own weights
+    for begin, end, step_cells, parents, sizes in plan.steps:
         n = end - begin
-        parents = torch.from_numpy(parent_rows)
-        h_prev, c_prev = state.index_select(0, parents), memory.index_select(0, parents)
+        h_prev = state.index_select(0, parents).split(sizes)
+        c_prev = memory.index_select(0, parents)
         gates = gates_buffer[:n]
-        for cell in step_cells:
+        for cell, h, g in zip(step_cells, h_prev, gates.split(sizes)):
             w_in_t, w_state_t, bias, _ = weights[cell.layer][cell.direction]
-            rows = slice(cell.offset, cell.offset + cell.size)
             if cell.layer == 0:
-                torch.addmm(layer0_inputs[cell.direction][cell.level], h_prev[rows], w_state_t, out=gates[rows])
+                torch.addmm(layer0_inputs[cell.direction][cell.level], h, w_state_t, out=g)
             else:
-                torch.addmm(bias, _layer_input(plan, state, output, cell), w_in_t, out=gates[rows])
-                gates[rows].addmm_(h_prev[rows], w_state_t)
+                torch.addmm(bias, _layer_input(plan, state, output, cell), w_in_t, out=g)
+                g.addmm_(h, w_state_t)
         gates.sigmoid_()
         i_gate, f_gate, g_half, o_gate = gates.view(n, 4, c_size).unbind(1)
         new_memory = memory[begin:end]
@@ -162,12 +169,11 @@ def _run(bilm: ElmoBiLm, plan: _Plan, layer0_inputs: List[torch.Tensor]) -> Tupl
         if cell_clip:
             new_memory.clamp_(-cell_clip, cell_clip)
         hidden = torch.addcmul(-o_gate, o_gate, (new_memory * 2.0).sigmoid_(), value=2.0)
-        for cell in step_cells:
-            rows = slice(begin + cell.offset, begin + cell.offset + cell.size)
-            torch.mm(hidden[cell.offset: cell.offset + cell.size], weights[cell.layer][cell.direction][3],
-                     out=state[rows])
+        new_state = state[begin:end]
+        for cell, h, out in zip(step_cells, hidden.split(sizes), new_state.split(sizes)):
+            torch.mm(h, weights[cell.layer][cell.direction][3], out=out)
         if proj_clip:
-            state[begin:end].clamp_(-proj_clip, proj_clip)
+            new_state.clamp_(-proj_clip, proj_clip)
         for cell in step_cells:
             if 0 < cell.layer < lstm.num_layers - 1:  # the top layer's output is only pooled: see _pool
                 rows = slice(begin + cell.offset, begin + cell.offset + cell.size)
