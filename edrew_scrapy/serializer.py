@@ -525,9 +525,8 @@ class _NodeBuilder:
         self.count_tags = count_tags
         self.chains = [None] * n  # reversed tokens from an element up to the root, memoised
         self.chains[0] = ()
-        self.buckets: dict = {}
-        self.group_tails: dict = {}
-        self.parsed: dict = {}
+        self.buckets, self.suffixes = _bucket_tables(count_tags, cfg.fibonacci_buckets, 4 * n + 10_000)
+        self.group_tails, self.parsed = _shared_caches(b.keywords, cfg.max_classes, cfg.max_token_chars)
         fib = cfg.fibonacci_buckets
         max_tokens = cfg.retps_max_tokens
         currencies = cfg.currency_symbols
@@ -585,10 +584,9 @@ class _NodeBuilder:
         return parts, lc
 
     def _bucket(self, position: int) -> int:
-        b = self.buckets.get(position)
-        if b is None:
-            b = self.buckets[position] = fibonacci_bucket(position, self.count_tags, self.cfg.fibonacci_buckets)
-        return b
+        if 0 <= position < len(self.buckets):
+            return self.buckets[position]
+        return fibonacci_bucket(position, self.count_tags, self.cfg.fibonacci_buckets)
 
     def _attrs(self, el: _El, copy: bool) -> dict:
         """The element's attributes; pages repeat the same attribute text, so it is parsed once
@@ -597,7 +595,9 @@ class _NodeBuilder:
             return el.attrs
         got = self.parsed.get(el.raw)
         if got is None:
-            got = self.parsed[el.raw] = parse_attributes(el.raw)
+            got = parse_attributes(el.raw)
+            if len(el.raw) <= _SHARED_MAX_CHARS:
+                self.parsed[el.raw] = got
         if copy:
             el.attrs = got = dict(got)
         return got
@@ -612,7 +612,9 @@ class _NodeBuilder:
         key = (el.raw, el.hidden)
         tail = self.group_tails.get(key)
         if tail is None:
-            tail = self.group_tails[key] = self.b.group_tail(self._attrs(el, False), el.hidden)
+            tail = self.b.group_tail(self._attrs(el, False), el.hidden)
+            if len(el.raw) <= _SHARED_MAX_CHARS:
+                self.group_tails[key] = tail
         return tail + (f"{el.name}|{self._bucket(el.position)}",)
 
     def _chain(self, i: int) -> tuple:
@@ -628,12 +630,12 @@ class _NodeBuilder:
             j = els[j].parent
         below = chains[j]
         tails = self.group_tails
-        buckets = self.buckets
+        suffixes = self.suffixes
         for j in reversed(path):
             el = els[j]
             tail = None if el.wrapper or el.tokens is not None else tails.get((el.raw, el.hidden))
-            if tail is not None and el.position in buckets:  # the common case, inlined
-                below = tail + (f"{el.name}|{buckets[el.position]}",) + below
+            if tail is not None:  # the common case, inlined (positions never pass countTags)
+                below = tail + (el.name + suffixes[el.position],) + below
             else:
                 below = self._group(el) + below
             if len(below) > max_tokens:
@@ -660,6 +662,62 @@ class _NodeBuilder:
             if not frontier or len(out) > 50:
                 break
         return out
+
+
+def _bucket_tables(count_tags: int, fib: tuple, max_size: int) -> tuple:
+    """fibonacci_bucket(p, count_tags) for every position p in 0..count_tags, and "|bucket" strings:
+    a few slices per page instead of a bisect per element. Built by probing the exact expression
+    fibonacci_bucket uses at each bucket's first position, so the values are the same."""
+    # a table that is not increasing, or a page of a million <hr> (void tags count but are no
+    # elements): compute each bucket instead
+    if count_tags > max_size or any(a >= b for a, b in zip(fib, fib[1:])):
+        return [], _NoSuffixes(count_tags, fib)
+    buckets: list = []
+    for k in range(1, len(fib) + 1):
+        end = count_tags + 1 if k == len(fib) else _first_position(fib[k], count_tags)
+        if end > len(buckets):
+            buckets.extend([fib[k - 1]] * (end - len(buckets)))
+    suffixes = [f"|{b}" for b in fib]
+    by_value = dict(zip(fib, suffixes))
+    return buckets, [by_value[b] for b in buckets]
+
+
+def _first_position(value: int, count_tags: int) -> int:
+    """The first position p (clipped to 0..count_tags+1) with 100.0 * p / count_tags >= value."""
+    p = min(max(int(value * count_tags / 100), 0), count_tags + 1)
+    while p > 0 and 100.0 * (p - 1) / count_tags >= value:
+        p -= 1
+    while p <= count_tags and 100.0 * p / count_tags < value:
+        p += 1
+    return p
+
+
+class _NoSuffixes:
+    """The "|bucket" strings computed one by one (a bucket table that is not increasing)."""
+
+    def __init__(self, count_tags: int, fib: tuple):
+        self.count_tags, self.fib = count_tags, fib
+
+    def __getitem__(self, position: int) -> str:
+        return f"|{fibonacci_bucket(position, self.count_tags, self.fib)}"
+
+
+# Token-group tails and parsed attributes, shared by the pages of a process: a site's pages repeat the
+# same attribute texts. Bounded: entries for long attribute texts are not kept, and the caches are
+# emptied when they pass _SHARED_MAX_ENTRIES. Plain dict get/set only, so threads can share them.
+_SHARED_MAX_CHARS = 256
+_SHARED_MAX_ENTRIES = 50_000
+_SHARED: dict = {}
+
+
+def _shared_caches(keywords: tuple, max_classes: int, max_token_chars: int) -> tuple:
+    key = (keywords, max_classes, max_token_chars)
+    got = _SHARED.get(key)
+    if got is None or len(got[0]) > _SHARED_MAX_ENTRIES or len(got[1]) > _SHARED_MAX_ENTRIES:
+        if len(_SHARED) > 8:
+            _SHARED.clear()
+        got = _SHARED[key] = ({}, {})
+    return got
 
 
 class _Paths:
