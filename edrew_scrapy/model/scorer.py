@@ -308,8 +308,10 @@ class Scorer:
                 for node in page.nodes:
                     if node.retps not in tokens:
                         tokens[node.retps] = retps_tokens(node)
-            # one biLM pass over the batch's distinct sequences that the cache does not hold
-            self._sequence_vectors(list(tokens), tokens)
+            # one biLM pass over the batch's distinct sequences that the cache does not hold (a page on
+            # its own gets that from its own lookup below)
+            if len(pages) > 1:
+                self._sequence_vectors(list(tokens), tokens)
             for page in pages:
                 if not page.nodes:
                     results.append(np.zeros(0, dtype=np.float32))
