@@ -2,6 +2,7 @@
 and their sizes reported as crawl stats (edrew/cache/<name>/entries, /bytes), also from a worker."""
 from __future__ import annotations
 
+import inspect
 import random
 import sys
 from collections import OrderedDict
@@ -118,7 +119,7 @@ def test_a_tiny_budget_gives_the_same_scores(tmp_path):
 
 def test_the_setting():
     assert DEFAULTS["EDREW_CACHE_MB"] == DEFAULT_CACHE_MB == EdrewSettings.cache_mb
-    assert workers.init.__defaults__ == (DEFAULT_CACHE_MB,)
+    assert inspect.signature(workers.init).parameters["cache_mb"].default == DEFAULT_CACHE_MB
 
     def conf(**settings):
         return EdrewSettings.from_settings(get_crawler(settings_dict=settings).settings)
