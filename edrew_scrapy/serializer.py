@@ -177,7 +177,7 @@ class _Builder:
         self.count_tags = 0
         self.title = ""
         self.images: list = []
-        self.name_info = _name_infos(config)
+        self.name_info, self.special_tags = _name_infos(config)
         self.keywords = tuple(config.keyword_tokens.items())
         self._base_seen = False
         self.truncated = False
@@ -196,8 +196,10 @@ class _Builder:
         events = tokenize(text)
         pending = None  # a START waiting to know whether text follows it (the thesis's CONTENT group)
         max_elements = cfg.max_elements
+        special = self.special_tags
+        over = len(els) > max_elements  # checked per event as before; only _open adds records
         for kind, value, raw_attrs, closed in events:
-            if len(els) > max_elements:
+            if over:
                 self._overflow(kind, value, events, stack)
                 break
             if kind == TEXT:
@@ -205,6 +207,7 @@ class _Builder:
                 if pending is not None:
                     self._open(pending, not blank, stack, open_counts)
                     pending = None
+                    over = len(els) > max_elements
                 el = els[stack[-1]]
                 el.segs.append(value)
                 if not blank:
@@ -213,8 +216,14 @@ class _Builder:
             if pending is not None:
                 self._open(pending, False, stack, open_counts)
                 pending = None
+                over = len(els) > max_elements
             if kind == START:
                 name = value
+                if name not in special:  # the common case: skips the five checks below
+                    if name in _IMPLIES or open_counts.get("head"):  # most tags close nothing
+                        self._close_implied(name, stack, open_counts)
+                    pending = (name, raw_attrs, closed)
+                    continue
                 if name == "base":
                     self._base(raw_attrs)
                 if name in skip_with_content:
@@ -431,14 +440,17 @@ _NAME_INFOS: dict = {}
 
 
 def _name_infos(cfg: SerializerConfig) -> dict:
-    """Per-tag-name facts for _open, shared by the pages of one tag configuration."""
-    key = (cfg.wrapper_tags, cfg.repeating_tags)
-    infos = _NAME_INFOS.get(key)
-    if infos is None:
+    """Per-tag-name facts for _open and the start tags build() handles apart, shared by the pages of
+    one tag configuration."""
+    key = (cfg.wrapper_tags, cfg.repeating_tags, cfg.skip_with_content, cfg.skip_tags)
+    got = _NAME_INFOS.get(key)
+    if got is None:
         if len(_NAME_INFOS) > 16:
             _NAME_INFOS.clear()
-        infos = _NAME_INFOS[key] = {}
-    return infos
+        # start tags that build() treats apart from the rest
+        special = cfg.skip_with_content | cfg.skip_tags | VOID_TAGS | {"base", "title"}
+        got = _NAME_INFOS[key] = ({}, special)
+    return got
 
 
 def _name_info(infos: dict, name: str, cfg: SerializerConfig) -> tuple:

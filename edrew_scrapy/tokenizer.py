@@ -29,8 +29,9 @@ _START_TAG_QUOTE_BLIND = re.compile(r"<([A-Za-z][^\s/>]*+)([^>]*?)(/?)>")
 _END_TAG = re.compile(r"</([A-Za-z][^\s/>]*+)[^>]*+>")
 # The two common cases in one match call (start tag: groups 1-3; end tag: group 4); anything else,
 # including a start tag that fails, goes through the dispatch below, which decides as before.
-_TAG = re.compile(_START_TAG.pattern + "|" + _END_TAG.pattern)
-_TAG_QUOTE_BLIND = re.compile(_START_TAG_QUOTE_BLIND.pattern + "|" + _END_TAG.pattern)
+# Group 1 is the text before the tag, if any: one match call instead of a find, a slice and a match.
+_TAG = re.compile(r"([^<]++)?+(?:" + _START_TAG.pattern + "|" + _END_TAG.pattern + ")")
+_TAG_QUOTE_BLIND = re.compile(r"([^<]++)?+(?:" + _START_TAG_QUOTE_BLIND.pattern + "|" + _END_TAG.pattern + ")")
 _RAW_END_CACHE: dict = {}
 
 # <noscript> is not here: a client without scripts (a crawler) parses its content as markup, and
@@ -59,15 +60,11 @@ def tokenize(html: str, raw_text: frozenset = RAW_TEXT) -> Iterator[Event]:
     tag = _TAG
     quote_aware = True
     while pos < n:
-        lt = find("<", pos)
-        if lt < 0:
-            yield (TEXT, html[pos:], "", False)
-            return
-        if lt > pos:
-            yield (TEXT, html[pos:lt], "", False)
-        m = tag.match(html, lt)
-        if m is not None:  # the common case: a start or an end tag
-            name, attrs, slash, end_name = m.groups()
+        m = tag.match(html, pos)
+        if m is not None:  # the common case: text (or none), then a start or an end tag
+            text, name, attrs, slash, end_name = m.groups()
+            if text is not None:
+                yield (TEXT, text, "", False)
             pos = m.end()
             if end_name is not None:
                 yield (END, end_name.lower(), "", False)
@@ -86,6 +83,12 @@ def tokenize(html: str, raw_text: frozenset = RAW_TEXT) -> Iterator[Event]:
                     yield (TEXT, html[start:body_end], "", False)
                 yield (END, name, "", False)
             continue
+        lt = find("<", pos)
+        if lt < 0:
+            yield (TEXT, html[pos:], "", False)
+            return
+        if lt > pos:
+            yield (TEXT, html[pos:lt], "", False)
         nxt = html[lt + 1:lt + 2]
         if nxt.isalpha() and nxt.isascii():
             m = start_tag.match(html, lt)
