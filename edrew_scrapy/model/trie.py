@@ -206,7 +206,8 @@ def encode_distinct(bilm: ElmoBiLm, sequences: Sequence[Sequence[str]], token_ve
     layer0 = []
     for trie, layers in zip(tries, [bilm.lstm.forward_layers, bilm.lstm.backward_layers]):
         w_in_t, _, bias, _ = _cell_weights(layers[0])
-        projected = torch.addmm(bias, table.index_select(0, torch.from_numpy(np.concatenate(trie.tokens))), w_in_t)
+        # the input projection of each token (fewer rows than the nodes), then one row per node
+        projected = torch.addmm(bias, table, w_in_t).index_select(0, torch.from_numpy(np.concatenate(trie.tokens)))
         layer0.append(projected.split([len(p) for p in trie.parents]))
     state, _ = _run(bilm, plan, layer0)
     halves = [_pool(trie, plan, d, table, state, lengths, mix_weights, gamma) for d, trie in enumerate(tries)]
