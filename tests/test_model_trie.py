@@ -77,6 +77,7 @@ def test_trie_encoding_matches_the_padded_bilm(n_layers, clip):
     assert got.shape == expected.shape
     assert (got - expected).abs().max().item() < 1e-5
     assert (alone[0] - expected[2]).abs().max().item() < 1e-5  # a sequence does not depend on its batch
+    assert encode_distinct(bilm, [], None, boundary, head.scalar_mix.weights(), head.scalar_mix.gamma).shape[0] == 0
 
 
 def test_scores_match_the_padded_bilm(tmp_path):

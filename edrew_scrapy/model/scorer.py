@@ -230,6 +230,8 @@ class NativeEncoder:
     def encode(self, sequences: List[List[str]]) -> torch.Tensor:
         """(len(sequences), 2, elmo_dim): [mean, leaf] of the mixed ELMo representation, each token
         prefix and suffix of the batch run through the biLM once (trie.py)."""
+        if not sequences:
+            return torch.zeros(0, 2, self.bilm.output_dim)
         if self._boundary is None:  # <S> and </S>: fixed, like the cached token vectors
             self._boundary = torch.stack(self.bilm.boundary_embeddings())
         mix = self.head.scalar_mix

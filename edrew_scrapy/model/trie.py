@@ -46,7 +46,7 @@ def _trie(ids: np.ndarray, boundary: int) -> _Trie:
     Sorted, two rows share their prefix of j tokens iff they agree on its every column, and each new
     prefix starts a node; so the nodes, their parents and every row's path come from a few whole-array
     operations rather than a loop over the levels."""
-    n_rows, depth = ids.shape
+    depth = ids.shape[1]
     order = np.lexsort(ids.T[::-1])  # rows in lexicographic order, column 0 first
     rows = ids[order]
     shared = np.logical_and.accumulate(rows[1:] == rows[:-1], axis=1)
@@ -86,8 +86,7 @@ class _Plan:
     def __init__(self, tries: List[_Trie], n_layers: int) -> None:
         depth = len(tries[0].parents) - 1
         self.start: Dict[Tuple[int, int, int], int] = {}
-        self.steps: List[Tuple[int, int, List[_Cell], torch.Tensor, List[int]]] = []
-        all_parents = []
+        blocks, all_parents = [], []
         row = 1
         for step in range(depth + n_layers):
             cells, parent_rows, begin = [], [], row
@@ -106,12 +105,13 @@ class _Plan:
                                        else np.zeros(size, dtype=np.int64))
                     row += size
             if cells:
-                self.steps.append((begin, row, cells, None, [cell.size for cell in cells]))
+                blocks.append((begin, row, cells))
                 all_parents.append(np.concatenate(parent_rows))
         # every step's parent rows as views of one tensor (one conversion, not one per step)
         parents = torch.from_numpy(np.concatenate(all_parents)).split([len(p) for p in all_parents])
-        self.steps = [(begin, end, cells, rows, sizes)
-                      for (begin, end, cells, _, sizes), rows in zip(self.steps, parents)]
+        self.steps: List[Tuple[int, int, List[_Cell], torch.Tensor, List[int]]] = [
+            (begin, end, cells, rows, [cell.size for cell in cells])
+            for (begin, end, cells), rows in zip(blocks, parents)]
         self.rows = row
         self.widest = max(end - begin for begin, end, *_ in self.steps)
 
@@ -193,6 +193,8 @@ def encode_distinct(bilm: ElmoBiLm, sequences: Sequence[Sequence[str]], token_ve
     """(len(sequences), 2, output_dim): [mean over tokens, leaf token] of the scalar-mixed ELMo vectors,
     as `NativeEncoder.encode` gives them. `token_vectors(words)` gives (len(words), dim) char-CNN vectors
     of distinct words, `boundary` (2, dim) those of <S> and </S>; every sequence has a token."""
+    if not sequences:
+        return boundary.new_zeros((0, 2, bilm.output_dim))
     vocab: Dict[str, int] = {}
     flat = [vocab.setdefault(t, len(vocab)) for seq in sequences for t in seq]
     lengths = np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences))
