@@ -31,6 +31,9 @@ from .tokens import (CLSS, CNT, DEFAULT_CONFIG, HIDE, ID, MONEY, PROP, SEP, VOID
 
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*\Z")
+# One C-level scan that finds no attribute text worth a look in most elements (a superset of the
+# lower-cased substring checks in _open, which then decide as before).
+_FLAG_WORDS = re.compile(r"hidden|none|dialog|modal", re.I)
 # Attributes whose values are URLs or code: words in them ("wp-content") say nothing about the element.
 _NO_KEYWORD_ATTRS = frozenset({"href", "src", "srcset", "action", "style", "data-src", "poster", "cite",
                                "background", "formaction", "xmlns", "content"})
@@ -379,7 +382,7 @@ class _Builder:
         if boilerplate == "footer" and in_main:
             boilerplate = ""  # an article's own footer (author, date, tags) can be its content
         attrs = None
-        if raw_attrs and not (hidden and boilerplate):
+        if raw_attrs and not (hidden and boilerplate) and _FLAG_WORDS.search(raw_attrs):
             low = raw_attrs.lower()
             if not hidden and ("hidden" in low or "none" in low):  # cheap pre-checks before parsing
                 attrs = parse_attributes(raw_attrs)
@@ -550,11 +553,15 @@ class _NodeBuilder:
             near[i] = node_of[p] if node_of[p] >= 0 else near[p]
             if absorbed[i] or not (mixed[i] or takes[i]) or el.in_head or el.name in _NO_NODE:
                 continue
-            parts, lc = self._join(el, full, links)
-            raw = "".join(parts)
+            segs = el.segs
+            if len(segs) == 1 and type(segs[0]) is str:  # the common leaf: one run of text
+                raw, lc = segs[0], 0
+            else:
+                parts, lc = self._join(el, full, links)
+                raw = "".join(parts)
             if not raw or raw.isspace():
                 continue
-            content = " ".join(_unescape(raw).split())
+            content = " ".join((_html.unescape(raw) if "&" in raw else raw).split())
             if not content:
                 continue
             chain = self.chains[i] or self._chain(i)
@@ -646,12 +653,13 @@ class _NodeBuilder:
         for j in reversed(path):
             el = els[j]
             tail = None if el.wrapper or el.tokens is not None else tails.get((el.raw, el.hidden))
-            if tail is not None:  # the common case, inlined (positions never pass countTags)
-                below = tail + (el.name + suffixes[el.position],) + below
-            else:
-                below = self._group(el) + below
-            if len(below) > max_tokens:
-                below = below[:max_tokens]
+            if tail is None:
+                group = self._group(el)
+            else:  # the common case, inlined (positions never pass countTags)
+                group = tail + (el.name + suffixes[el.position],)
+            room = max_tokens - len(group)
+            # a slice that keeps the whole tuple returns it without copying
+            below = group + below[:room] if room > 0 else (group + below)[:max_tokens]
             chains[j] = below
         return below
 
@@ -718,7 +726,7 @@ class _NoSuffixes:
 # same attribute texts. Bounded: entries for long attribute texts are not kept, and the caches are
 # emptied when they pass _SHARED_MAX_ENTRIES. Plain dict get/set only, so threads can share them.
 _SHARED_MAX_CHARS = 256
-_SHARED_MAX_ENTRIES = 50_000
+_SHARED_MAX_ENTRIES = 10_000
 _SHARED: dict = {}
 
 
