@@ -31,9 +31,6 @@ from .tokens import (CLSS, CNT, DEFAULT_CONFIG, HIDE, ID, MONEY, PROP, SEP, VOID
 
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*\Z")
-# One C-level scan that finds no attribute text worth a look in most elements (a superset of the
-# lower-cased substring checks in _open, which then decide as before).
-_FLAG_WORDS = re.compile(r"hidden|none|dialog|modal", re.I)
 # Attributes whose values are URLs or code: words in them ("wp-content") say nothing about the element.
 _NO_KEYWORD_ATTRS = frozenset({"href", "src", "srcset", "action", "style", "data-src", "poster", "cite",
                                "background", "formaction", "xmlns", "content"})
@@ -382,7 +379,7 @@ class _Builder:
         if boilerplate == "footer" and in_main:
             boilerplate = ""  # an article's own footer (author, date, tags) can be its content
         attrs = None
-        if raw_attrs and not (hidden and boilerplate) and _FLAG_WORDS.search(raw_attrs):
+        if raw_attrs and not (hidden and boilerplate):
             low = raw_attrs.lower()
             if not hidden and ("hidden" in low or "none" in low):  # cheap pre-checks before parsing
                 attrs = parse_attributes(raw_attrs)
