@@ -27,9 +27,10 @@ def is_relevant(node, score: float, threshold: float) -> bool:
 
 
 # The share of a page's kept words that its main region must hold. 0.7 and 0.8 gave the same
-# cross-validated word-F1 on WCXB (0.824 / 0.827 for both seeds; 0.5 loses service and collection pages
-# that spread their content, 0.9 gains less); 0.7 was better on the shipped default's own validation pages
-# (0.859 vs 0.855; 0.853 without the step). docs/evaluation.md, "Main region".
+# cross-validated word-F1 on WCXB (0.824 and 0.826 with two head seeds, against 0.818 and 0.819 without the
+# step; 0.5 loses service and collection pages that spread their content, 0.9 gains less); 0.7 was better
+# on the shipped default's own validation pages (0.859 vs 0.855; 0.853 without the step).
+# docs/evaluation.md, "Main region".
 MAIN_REGION_SHARE = 0.7
 
 
