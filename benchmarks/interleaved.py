@@ -1,0 +1,105 @@
+"""Scoring speed before/after a change, and against trafilatura, with every step of a page timed in turn.
+
+    python benchmarks/interleaved.py --pages ../shared/datasets/wcxb-dev/html [--limit 100]
+                                     [--baseline DIR] [--batch 1]
+
+On a machine shared with other jobs, benchmarks/throughput.py's passes (one per extractor) see
+different loads, and its ratios moved by +-40 % between runs of the same code. Here each page goes
+through trafilatura.extract, the serializer, the baseline's scoring (optional) and this checkout's
+scoring one after the other, in an order that rotates from page to page, so the load falls on all
+alike. Same pages, warm-up (20 pages) and passes (first sight, then every cache warm) as throughput.py.
+
+--baseline DIR: a folder holding another version's `edrew_scrapy` package, e.g. made with
+`git archive <rev> edrew_scrapy | tar -x -C DIR`; it is imported under another name (a copy in a
+temporary folder) and scores the same serialized pages with the same model files. --batch N scores N
+pages per call, as a crawl does with EDREW_BATCH_PAGES (trafilatura and the serializer stay per page).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmark_pages import load_pages  # noqa: E402
+
+
+def _baseline_scorer(folder: Path, model: Path):
+    """The Scorer of the edrew_scrapy package under `folder`, imported as `edrew_baseline`."""
+    import importlib
+
+    tmp = Path(tempfile.mkdtemp(prefix="edrew-baseline-"))
+    shutil.copytree(folder / "edrew_scrapy", tmp / "edrew_baseline")
+    sys.path.insert(0, str(tmp))
+    return importlib.import_module("edrew_baseline.model.scorer").load_model(model)
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pages", type=Path, default=os.environ.get("EDREW_WCXB_HTML"))
+    ap.add_argument("--limit", type=int, default=100)
+    ap.add_argument("--baseline", type=Path, default=None)
+    ap.add_argument("--batch", type=int, default=1)
+    args = ap.parse_args()
+    if not args.pages:
+        ap.error("--pages is required (or EDREW_WCXB_HTML)")
+
+    import torch
+    import trafilatura
+
+    torch.set_num_threads(1)
+    try:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    except (AttributeError, OSError):
+        pass
+    from edrew_scrapy.model.scorer import DEFAULT_MODEL_DIR, load_model
+    from edrew_scrapy.serializer import serialize
+
+    warm_up = load_pages(args.pages, args.limit + 20, progress=False)
+    data, warm_up = warm_up[20:], warm_up[:20]
+    scorers = {"after": load_model()}
+    if args.baseline:
+        scorers = {"before": _baseline_scorer(args.baseline, DEFAULT_MODEL_DIR), **scorers}
+    for page in map(serialize, warm_up):
+        for scorer in scorers.values():
+            scorer.score([page])
+    for phase in ("first sight", "caches warm"):
+        total = dict.fromkeys(["trafilatura", "serializer", *scorers], 0.0)
+        for start in range(0, len(data), args.batch):
+            chunk = data[start: start + args.batch]
+            steps = list(total)
+            k = (start // args.batch) % len(steps)
+            pages = []
+            for step in steps[k:] + steps[:k]:
+                if step == "trafilatura":
+                    total[step] += sum(_timed(lambda d=d: trafilatura.extract(d)) for d in chunk)
+                elif step == "serializer":
+                    t0 = time.perf_counter()
+                    pages = [serialize(d) for d in chunk]
+                    total[step] += time.perf_counter() - t0
+                else:  # pages serialized outside the timers if the serializer's turn comes later
+                    pages = pages or [serialize(d) for d in chunk]
+                    total[step] += _timed(lambda s=scorers[step], b=pages: s.score(b))
+        n = len(data)
+        traf = total["trafilatura"] / n
+        print(f"{phase}: trafilatura {1000 * traf:.1f} ms/page, serializer {1000 * total['serializer'] / n:.1f}, "
+              + ", ".join(f"scoring {v} {1000 * total[v] / n:.1f}" for v in scorers) + f" (batches of {args.batch})")
+        for v in scorers:
+            both = (total["serializer"] + total[v]) / n
+            print(f"  serializer + scoring {v}: {1 / both:.1f} pages/s = {traf / both:.2f} x trafilatura")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
