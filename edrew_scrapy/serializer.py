@@ -97,11 +97,6 @@ class _El:
         self.has_text = False         # a text segment that is not all whitespace
         self.img_below = False        # an <img> here or in a descendant
 
-    def attributes(self) -> dict:
-        if self.attrs is None:
-            self.attrs = parse_attributes(self.raw)
-        return self.attrs
-
 
 def serialize(data: Union[bytes, bytearray, memoryview, str], *, encoding: Optional[str] = None,
               url: Optional[str] = None, config: SerializerConfig = DEFAULT_CONFIG) -> Page:
