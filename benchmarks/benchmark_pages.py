@@ -1,8 +1,22 @@
-"""Pages for the benchmarks: the .html / .htm / .gz files of a folder, as bytes, gzip undone."""
+"""What the one-core benchmarks share: their pages (the .html / .htm / .gz files of a folder, as bytes,
+gzip undone) and pinning the process to one core."""
 from __future__ import annotations
 
 import gzip
+import os
 from pathlib import Path
+
+
+def one_core() -> None:
+    """One torch thread, and the process pinned to one CPU where the OS allows it: issue #5 compares
+    pages/s on one core, and a second core would flatter whichever extractor can use it."""
+    import torch
+
+    torch.set_num_threads(1)
+    try:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    except (AttributeError, OSError):
+        pass
 
 
 def load_pages(folder: Path, limit: int, progress: bool = True) -> list:

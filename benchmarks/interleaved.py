@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmark_pages import load_pages  # noqa: E402
+from benchmark_pages import load_pages, one_core  # noqa: E402
 
 
 def _baseline_scorer(folder: Path, model: Path):
@@ -55,14 +55,9 @@ def main() -> int:
     if not args.pages:
         ap.error("--pages is required (or EDREW_WCXB_HTML)")
 
-    import torch
     import trafilatura
 
-    torch.set_num_threads(1)
-    try:
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    except (AttributeError, OSError):
-        pass
+    one_core()
     from edrew_scrapy.model.scorer import DEFAULT_MODEL_DIR, load_model
     from edrew_scrapy.serializer import serialize
 

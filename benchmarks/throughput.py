@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmark_pages import load_pages  # noqa: E402
+from benchmark_pages import load_pages, one_core  # noqa: E402
 
 
 def rate(name: str, fn, pages: list) -> tuple:
@@ -46,13 +46,7 @@ def main() -> int:
     if not args.pages:
         ap.error("--pages is required (or EDREW_WCXB_HTML)")
 
-    import torch
-
-    torch.set_num_threads(1)
-    try:
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    except (AttributeError, OSError):
-        pass
+    one_core()
     from edrew_scrapy.model.scorer import load_model
     from edrew_scrapy.serializer import serialize
 
