@@ -95,3 +95,21 @@ def test_pool_words_is_mean_and_max_of_each_list():
                                        torch.stack([vectors[w] for w in ws]).max(0).values]) for ws in lists])
     assert torch.allclose(pooled, expected, atol=1e-6)
     assert seen == [["a", "b", "c", "d", "e"]]  # each distinct word looked up once
+
+
+def test_head_inference_context_matches_the_bidirectional_lstm():
+    # the inference path pads each direction to a recurring length (head._context_inference)
+    torch.manual_seed(3)
+    head = Head(head_config("d", elmo_dim=16, n_layers=3, token_dim=8)).eval()
+    for n in (1, 7, 32, 33, 100, 300):
+        for batch in (1, 2):
+            x = torch.randn(batch, n, head.config["node_dim"])
+            with torch.no_grad():
+                expected = head.context(x)[0]
+                got = head._context_inference(x)
+            assert got.shape == expected.shape
+            assert (got - expected).abs().max().item() < 1e-6
+    args = (torch.randn(1, 9, 32), torch.randn(1, 9, 16), torch.randn(1, 9, head.config["n_features"]))
+    with torch.no_grad():
+        fast = head(*args)
+    assert torch.allclose(head(*args), fast, atol=1e-6)  # with gradients: nn.LSTM itself
