@@ -92,3 +92,19 @@ def test_scores_match_the_padded_bilm(tmp_path):
     assert len({tuple(n.tokens) for n in pages[0].nodes}) == len(RETPS)
     for a, b in zip(fast, slow):
         assert np.abs(a - b).max() < 1e-5
+
+
+@pytest.mark.parametrize("n_layers", [2, 3])
+def test_many_random_sequences_match_the_padded_bilm(n_layers):
+    # wide tries: many cells per step, levels of very different sizes in the two directions
+    bilm, head = _model(n_layers, 0.3, seed=11)
+    rng = np.random.default_rng(4)
+    words = [f"t{k}" for k in range(12)]
+    sequences = [list(rng.choice(words, size=int(rng.integers(1, 9)))) for _ in range(150)]
+    sequences = [list(s) for s in dict.fromkeys(map(tuple, sequences))]
+    with torch.inference_mode():
+        expected = _padded_reference(bilm, head, sequences)
+        got = encode_distinct(bilm, sequences, lambda ws: bilm.token_embedder(char_tensor(ws)),
+                              torch.stack(bilm.boundary_embeddings()), head.scalar_mix.weights(),
+                              head.scalar_mix.gamma)
+    assert (got - expected).abs().max().item() < 1e-5

@@ -10,11 +10,12 @@ computes a third fewer LSTM rows than running every sequence padded (per page, o
 5,600 instead of 8,500 rows for the four layer-direction cells; the boundary steps whose outputs pooling
 drops, </S> forward and <S> backward, are not computed either).
 
-Python's per-call overhead matters as much as the arithmetic at these sizes (rows of 32 floats, a few
-hundred per step), so each step runs all layers and both directions together: step i computes level i
-of layer 0 and level i - L of layer L, forward and backward, with one set of element-wise calls over
-their rows stacked (only the matrix products, which have different weights, are per cell): 22 steps
-per page instead of 88.
+Python's per-call overhead matters at these sizes (rows of 32 floats, a few hundred per step), so each
+step runs all layers and both directions together: step i computes level i of layer 0 and level i - L
+of layer L, forward and backward, with one set of element-wise calls over their rows stacked (only the
+matrix products, which have different weights, are per cell): 22 steps per page instead of 88. What
+remains is mostly arithmetic: ~80 M multiply-adds per page in the products (~3 of the ~4.5 ms of
+`_run` on one core of the benchmark machine) and the sigmoids (~0.7 ms).
 
 The numbers are those of `ElmoBiLm.forward_embedded` followed by `pool_sequences` and the head's scalar
 mix (tests/test_model_trie.py), up to float rounding.
@@ -22,6 +23,7 @@ mix (tests/test_model_trie.py), up to float rounding.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
@@ -67,58 +69,62 @@ def _reversed_rows(ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.where(back >= 0, np.take_along_axis(ids, np.maximum(back, 0), axis=1), -1)
 
 
-@dataclass
-class _Cell:
-    """The rows of one (layer, direction) at one level within a step's block."""
-    layer: int
-    direction: int
-    level: int
-    offset: int   # first row within the block
-    size: int
-
-
 class _Plan:
     """Where every node's state lives in the row buffers, and what each step computes.
 
     Row 0 of the buffers is the zero state that level-0 nodes start from. Then, step by step, a block
-    holding for each layer L and direction d the nodes of level (step - L), contiguous per cell."""
+    holding for each layer L and direction d the nodes of level (step - L), contiguous per cell. Layers
+    above 1 read the output rows (state + input) of the layer below, kept after the state rows."""
 
-    def __init__(self, tries: List[_Trie], n_layers: int) -> None:
+    def __init__(self, tries: List[_Trie], n_layers: int, n_tokens: int) -> None:
         depth = len(tries[0].parents) - 1
-        self.start: Dict[Tuple[int, int, int], int] = {}
-        blocks, all_parents = [], []
-        row = 1
-        for step in range(depth + n_layers):
-            cells, parent_rows, begin = [], [], row
-            for layer in range(n_layers):
-                level = step - layer
-                if not 0 <= level <= depth:
-                    continue
-                for d, trie in enumerate(tries):
-                    parents = trie.parents
-                    size = len(parents[level])
-                    if not size:
-                        continue
-                    cells.append(_Cell(layer, d, level, row - begin, size))
-                    self.start[layer, d, level] = row
-                    parent_rows.append(parents[level] + self.start[layer, d, level - 1] if level
-                                       else np.zeros(size, dtype=np.int64))
-                    row += size
-            if cells:
-                blocks.append((begin, row, cells))
-                all_parents.append(np.concatenate(parent_rows))
-        # every step's parent rows as views of one tensor (one conversion, not one per step)
-        parents = torch.from_numpy(np.concatenate(all_parents)).split([len(p) for p in all_parents])
-        self.steps: List[Tuple[int, int, List[_Cell], torch.Tensor, List[int]]] = [
-            (begin, end, cells, rows, [cell.size for cell in cells])
-            for (begin, end, cells), rows in zip(blocks, parents)]
-        self.rows = row
-        self.widest = max(end - begin for begin, end, *_ in self.steps)
+        cells = [(step, layer, d) for step in range(depth + n_layers) for layer in range(n_layers)
+                 if 0 <= step - layer <= depth for d in (0, 1)]
+        levels = [(tries[d], step - layer) for step, layer, d in cells]
+        sizes = np.fromiter((len(t.parents[v]) for t, v in levels), dtype=np.int64, count=len(cells))
+        starts = np.cumsum(sizes) - sizes + 1
+        self.rows = rows = int(sizes.sum()) + 1
+        self.start: Dict[Tuple[int, int, int], int] = {
+            (layer, d, step - layer): s for (step, layer, d), s in zip(cells, starts.tolist())}
+        start = self.start
+        parent_start = [start[layer, d, step - layer - 1] if step > layer else 0 for step, layer, d in cells]
+        x_start = [start[layer - 1, d, step - layer] + (rows if layer > 1 else 0) if layer else -1
+                   for step, layer, d in cells]
+        parent_rows = np.concatenate([t.parents[v] for t, v in levels]) + np.repeat(parent_start, sizes)
+        x_rows = np.where(np.repeat(x_start, sizes) >= 0,
+                          np.arange(rows - 1) - np.repeat(starts - 1, sizes) + np.repeat(x_start, sizes), -1)
+        # a layer-0 node reads its parent's state; above, its input and its parent's state side by side
+        gather = np.stack([x_rows, parent_rows], axis=1).ravel()
+        gather = gather[gather >= 0]
+        self.tokens = np.concatenate([t.tokens[v] + d * n_tokens for (step, layer, d), (t, v) in zip(cells, levels)
+                                      if layer == 0])
+        steps = []  # per step: its cells (layer, direction, first row in layer0), their rows, their gathered rows
+        token_at = 0
+        for (step, layer, d), size in zip(cells, sizes.tolist()):
+            if not steps or steps[-1][0] != step:
+                steps.append((step, [], [], []))
+            _, step_cells, step_sizes, step_g = steps[-1]
+            step_cells.append((layer, d, token_at))
+            step_sizes.append(size)
+            step_g.append(size if layer == 0 else 2 * size)
+            if layer == 0:
+                token_at += size
+        n_per_step = [sum(s) for _, _, s, _ in steps]
+        g_per_step = [sum(g) for _, _, _, g in steps]
+        gather_t = torch.from_numpy(gather).split(g_per_step)
+        parents_t = torch.from_numpy(parent_rows).split(n_per_step)
+        self.steps = []
+        begin = 1
+        for (_, step_cells, step_sizes, step_g), n, g, p in zip(steps, n_per_step, gather_t, parents_t):
+            self.steps.append((begin, begin + n, step_cells, step_sizes, step_g, g, p))
+            begin += n
+        self.widest = max(n_per_step)
+        self.widest_gather = max(g_per_step)
 
 
 def _cell_weights(cell: LstmCellWithProjection) -> Tuple[torch.Tensor, ...]:
-    """(input weight^T, state weight^T, bias, projection^T) with the candidate gate's rows scaled by 2:
-    tanh(x) = 2*sigmoid(2x) - 1, so one sigmoid covers all four gates (as in the sorted fast path)."""
+    """(input weight^T, state weight^T, bias, projection^T, [input; state] weight^T) with the candidate
+    gate's rows scaled by 2: tanh(x) = 2*sigmoid(2x) - 1, so one sigmoid covers all four gates."""
     params = (cell.input_linearity.weight, cell.state_linearity.weight, cell.state_linearity.bias,
               cell.state_projection.weight)
     key = tuple((p.data_ptr(), p._version) for p in params)
@@ -127,65 +133,78 @@ def _cell_weights(cell: LstmCellWithProjection) -> Tuple[torch.Tensor, ...]:
         scale = torch.ones(4 * c, 1)
         scale[2 * c: 3 * c] = 2.0
         w_in, w_state, bias, w_proj = params
-        # contiguous transposes: MKL's small products (tens of rows) ran 1.7x faster than on a .t() view
-        cell._trie_weights = ((w_in * scale).t().contiguous(), (w_state * scale).t().contiguous(),
-                              bias * scale.squeeze(1), w_proj.t().contiguous())
+        w_in_t, w_state_t = (w_in * scale).t().contiguous(), (w_state * scale).t().contiguous()
+        cell._trie_weights = (w_in_t, w_state_t, bias * scale.squeeze(1), w_proj.t().contiguous(),
+                              torch.cat([w_in_t, w_state_t]))
         cell._trie_key = key
     return cell._trie_weights
 
 
-def _run(bilm: ElmoBiLm, plan: _Plan, layer0_inputs: List[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
-    """Every cell's state for every node: (H, O), H the projected LSTM states, O the outputs of the
-    layers between the first and the top one (state + the layer's input: the residual connection), which
-    the next layer reads. Layer 0's output is its H."""
+def _run(bilm: ElmoBiLm, plan: _Plan, layer0: torch.Tensor) -> torch.Tensor:
+    """Every cell's projected LSTM state for every node (plan.rows rows). `layer0` holds each layer-0
+    node's input projection (plus bias), in the order of plan.tokens.
+
+    Per step: one gather of the rows every product reads (a layer-0 node's parent state; above, the
+    node's input and its parent's state side by side, so that one product with [W_in; W_state] gives
+    the gates), one gather of the parents' memory, a product per cell (the weights differ) and one
+    call per element-wise operation over the step's stacked rows, writing into preallocated buffers.
+    Padding the two directions to one shape for batched products (bmm) cost as much as it saved: the
+    products are most of the time at these sizes, and the padding added 14 % rows."""
     lstm = bilm.lstm
     cells = [lstm.forward_layers, lstm.backward_layers]
     weights = [[_cell_weights(layers[k]) for layers in cells] for k in range(lstm.num_layers)]
     c_size = lstm.forward_layers[0].cell_size
+    hid = lstm.hidden_size
     cell_clip = lstm.forward_layers[0].memory_cell_clip_value
     proj_clip = lstm.forward_layers[0].state_projection_clip_value
-    state = torch.zeros(plan.rows, lstm.hidden_size)
-    memory = torch.zeros(plan.rows, c_size)
-    output = torch.empty(plan.rows, lstm.hidden_size)
-    gates_buffer = torch.empty(plan.widest, 4 * c_size)
-    # per step: one call per kind of work over the stacked rows of its cells, and split() views (not
-    # one slice per cell and operand) where a product needs each cell's own weights
-    for begin, end, step_cells, parents, sizes in plan.steps:
+    n_layers = lstm.num_layers
+    R = plan.rows
+    # the state rows, then (with more than two layers) the output rows: state + input, read by the next layer
+    hs = torch.empty(R * (2 if n_layers > 2 else 1), hid)
+    hs[0] = 0
+    memory = torch.empty(R, c_size)
+    memory[0] = 0
+    gates_buf = torch.empty(plan.widest, 4 * c_size)
+    gin_buf = torch.empty(plan.widest_gather, hid)
+    cprev_buf = torch.empty(plan.widest, c_size)
+    tmp_buf = torch.empty(plan.widest, c_size)
+    hid_buf = torch.empty(plan.widest, c_size)
+    for begin, end, step_cells, sizes, g_sizes, gidx, pidx in plan.steps:
         n = end - begin
-        h_prev = state.index_select(0, parents).split(sizes)
-        c_prev = memory.index_select(0, parents)
-        gates = gates_buffer[:n]
-        for cell, h, g in zip(step_cells, h_prev, gates.split(sizes)):
-            w_in_t, w_state_t, bias, _ = weights[cell.layer][cell.direction]
-            if cell.layer == 0:
-                torch.addmm(layer0_inputs[cell.direction][cell.level], h, w_state_t, out=g)
+        gin = torch.index_select(hs, 0, gidx, out=gin_buf[:len(gidx)])
+        c_prev = torch.index_select(memory, 0, pidx, out=cprev_buf[:n])
+        gates = gates_buf[:n]
+        for (layer, d, at), size, g, x in zip(step_cells, sizes, gates.split_with_sizes(sizes), gin.split_with_sizes(g_sizes)):
+            w = weights[layer][d]
+            if layer == 0:
+                torch.addmm(layer0[at: at + size], x, w[1], out=g)
             else:
-                torch.addmm(bias, _layer_input(plan, state, output, cell), w_in_t, out=g)
-                g.addmm_(h, w_state_t)
+                torch.addmm(w[2], x.view(size, 2 * hid), w[4], out=g)
         gates.sigmoid_()
         i_gate, f_gate, g_half, o_gate = gates.view(n, 4, c_size).unbind(1)
-        new_memory = memory[begin:end]
-        torch.addcmul(f_gate * c_prev - i_gate, i_gate, g_half, value=2.0, out=new_memory)
+        # the memory rows hold twice the cell: tanh(c) = 2*sigmoid(2c) - 1 then takes one call, and
+        # doubling is exact in floating point, so the states are those of the undoubled recurrence
+        mem = memory[begin:end]
+        torch.mul(f_gate, c_prev, out=mem)
+        mem.sub_(i_gate, alpha=2.0)
+        mem.addcmul_(i_gate, g_half, value=4.0)
         if cell_clip:
-            new_memory.clamp_(-cell_clip, cell_clip)
-        hidden = torch.addcmul(-o_gate, o_gate, (new_memory * 2.0).sigmoid_(), value=2.0)
-        new_state = state[begin:end]
-        for cell, h, out in zip(step_cells, hidden.split(sizes), new_state.split(sizes)):
-            torch.mm(h, weights[cell.layer][cell.direction][3], out=out)
+            mem.clamp_(-2 * cell_clip, 2 * cell_clip)
+        s = torch.sigmoid(mem, out=tmp_buf[:n])
+        hidden = torch.neg(o_gate, out=hid_buf[:n])
+        hidden.addcmul_(o_gate, s, value=2.0)
+        new_state = hs[begin:end]
+        for (layer, d, _), h, out in zip(step_cells, hidden.split_with_sizes(sizes), new_state.split_with_sizes(sizes)):
+            torch.mm(h, weights[layer][d][3], out=out)
         if proj_clip:
             new_state.clamp_(-proj_clip, proj_clip)
-        for cell in step_cells:
-            if 0 < cell.layer < lstm.num_layers - 1:  # the top layer's output is only pooled: see _pool
-                rows = slice(begin + cell.offset, begin + cell.offset + cell.size)
-                torch.add(state[rows], _layer_input(plan, state, output, cell), out=output[rows])
-    return state, output
-
-
-def _layer_input(plan: _Plan, state: torch.Tensor, output: torch.Tensor, cell: _Cell) -> torch.Tensor:
-    """The input rows of a cell of layer >= 1: the previous layer's output at the same nodes."""
-    start = plan.start[cell.layer - 1, cell.direction, cell.level]
-    source = state if cell.layer == 1 else output
-    return source[start: start + cell.size]
+        if n_layers > 2:
+            at = begin
+            for (layer, d, _), size, x in zip(step_cells, sizes, gin.split_with_sizes(g_sizes)):
+                if 0 < layer < n_layers - 1:
+                    torch.add(hs[at: at + size], x.view(size, 2, hid)[:, 0], out=hs[R + at: R + at + size])
+                at += size
+    return hs[:R]
 
 
 def encode_distinct(bilm: ElmoBiLm, sequences: Sequence[Sequence[str]], token_vectors, boundary: torch.Tensor,
@@ -195,47 +214,57 @@ def encode_distinct(bilm: ElmoBiLm, sequences: Sequence[Sequence[str]], token_ve
     of distinct words, `boundary` (2, dim) those of <S> and </S>; every sequence has a token."""
     if not sequences:
         return boundary.new_zeros((0, 2, bilm.output_dim))
-    vocab: Dict[str, int] = {}
-    flat = [vocab.setdefault(t, len(vocab)) for seq in sequences for t in seq]
+    # token ids through C-level loops (dict.fromkeys, map): a setdefault per token cost 4x more
+    vocab = list(dict.fromkeys(chain.from_iterable(sequences)))
+    index = {t: i for i, t in enumerate(vocab)}
     lengths = np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences))
+    flat = np.fromiter(map(index.__getitem__, chain.from_iterable(sequences)), dtype=np.int64, count=int(lengths.sum()))
     ids = np.full((len(sequences), int(lengths.max())), -1, dtype=np.int64)
     ids[np.arange(ids.shape[1]) < lengths[:, None]] = flat  # row-major: each row's tokens in order
     # <S> and </S> are the last two rows of the token table: the roots of the two tries
-    table = torch.cat([token_vectors(list(vocab)), boundary])
+    table = torch.cat([token_vectors(vocab), boundary])
     tries = [_trie(ids, len(vocab)), _trie(_reversed_rows(ids, lengths), len(vocab) + 1)]
     n_layers = bilm.lstm.num_layers
-    plan = _Plan(tries, n_layers)
-    layer0 = []
-    for trie, layers in zip(tries, [bilm.lstm.forward_layers, bilm.lstm.backward_layers]):
-        w_in_t, _, bias, _ = _cell_weights(layers[0])
-        # the input projection of each token (fewer rows than the nodes), then one row per node
-        projected = torch.addmm(bias, table, w_in_t).index_select(0, torch.from_numpy(np.concatenate(trie.tokens)))
-        layer0.append(projected.split([len(p) for p in trie.parents]))
-    state, _ = _run(bilm, plan, layer0)
-    halves = [_pool(trie, plan, d, table, state, lengths, mix_weights, gamma) for d, trie in enumerate(tries)]
-    return torch.cat(halves, dim=-1)
+    plan = _Plan(tries, n_layers, table.shape[0])
+    # each token's input projection for both directions (fewer rows than the nodes), then one row per node
+    projected = torch.cat([torch.addmm(_cell_weights(layers[0])[2], table, _cell_weights(layers[0])[0])
+                           for layers in (bilm.lstm.forward_layers, bilm.lstm.backward_layers)])
+    layer0 = projected.index_select(0, torch.from_numpy(plan.tokens))
+    state = _run(bilm, plan, layer0)
+    return _pool(tries, plan, table, state, lengths, mix_weights, gamma)
 
 
-def _pool(trie: _Trie, plan: _Plan, d: int, table: torch.Tensor, state: torch.Tensor,
-          lengths: np.ndarray, mix_weights: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
-    """(S, 2, dim): one direction's half of [mean, leaf] of the mixed representation. Mixing is linear,
+def _pool(tries: List[_Trie], plan: _Plan, table: torch.Tensor, state: torch.Tensor, lengths: np.ndarray,
+          mix_weights: torch.Tensor, gamma: torch.Tensor) -> torch.Tensor:
+    """(S, 2, output_dim): [mean, leaf] of the mixed representation, both directions. Mixing is linear,
     so each trie node's mixed vector is computed once and the sequences' means gathered from them."""
-    sizes = np.array([len(p) for p in trie.parents[1:]])  # the levels of tokens (not the boundary)
-    first = np.concatenate([[0], np.cumsum(sizes)[:-1]])   # nodes numbered level by level from level 1
-    level = np.repeat(np.arange(1, len(sizes) + 1), sizes)
-    node = np.arange(int(sizes.sum()))
-    mixed = mix_weights[0] * table.index_select(0, torch.from_numpy(np.concatenate(trie.tokens[1:])))
+    depth = len(tries[0].parents) - 1
+    keys = [(d, v) for d in (0, 1) for v in range(1, depth + 1)]  # the levels of tokens (not the boundary)
+    sizes = np.fromiter((len(tries[d].parents[v]) for d, v in keys), dtype=np.int64, count=len(keys))
+    first = np.cumsum(sizes) - sizes   # nodes numbered direction by direction, level by level
+    local = np.arange(int(sizes.sum())) - np.repeat(first, sizes)
+    weights = mix_weights.tolist()
+    mixed = table.index_select(0, torch.from_numpy(np.concatenate([tries[d].tokens[v] for d, v in keys])))
+    mixed.mul_(weights[0])
     layer_output = None
-    for layer in range(len(mix_weights) - 1):
-        begin = np.array([plan.start[layer, d, lv] for lv in range(1, len(sizes) + 1)])
-        rows = torch.from_numpy(node - first[level - 1] + begin[level - 1])
+    for layer in range(len(weights) - 1):
+        rows = local + np.repeat([plan.start[layer, d, v] for d, v in keys], sizes)
         # a layer's output is its state plus its input (the layer below's output) above layer 0
-        layer_output = state.index_select(0, rows) if layer == 0 else state.index_select(0, rows) + layer_output
-        mixed = mixed + mix_weights[layer + 1] * layer_output
-    mixed = gamma * mixed
-    path = np.where(trie.path >= 0, trie.path + first, -1)
-    offsets = torch.from_numpy(np.concatenate([[0], np.cumsum(lengths)[:-1]]))
-    mean = F.embedding_bag(torch.from_numpy(path[path >= 0]), mixed, offsets, mode="mean")
-    # the leaf token: the forward state after it (level 1), the backward state after the whole path
-    leaf = path[:, 0] if d == 0 else path[np.arange(len(lengths)), lengths - 1]
-    return torch.stack([mean, mixed.index_select(0, torch.from_numpy(leaf))], dim=1)
+        out = state.index_select(0, torch.from_numpy(rows))
+        layer_output = out if layer_output is None else out.add_(layer_output)
+        mixed.add_(layer_output, alpha=weights[layer + 1])
+    mixed.mul_(gamma)
+    paths, leaves = [], []
+    n_seq = len(lengths)
+    for d, trie in enumerate(tries):
+        base = first[d * depth: (d + 1) * depth]
+        path = np.where(trie.path >= 0, trie.path + base, -1)
+        paths.append(path[path >= 0])
+        # the leaf token: the forward state after it (level 1), the backward state after the whole path
+        leaves.append(path[:, 0] if d == 0 else path[np.arange(n_seq), lengths - 1])
+    both = np.concatenate([lengths, lengths])
+    offsets = torch.from_numpy(np.cumsum(both) - both)
+    mean = F.embedding_bag(torch.from_numpy(np.concatenate(paths)), mixed, offsets, mode="mean")
+    leaf = mixed.index_select(0, torch.from_numpy(np.concatenate(leaves)))
+    dim = mixed.shape[1]
+    return torch.stack([mean, leaf], dim=1).view(2, n_seq, 2, dim).permute(1, 2, 0, 3).reshape(n_seq, 2, 2 * dim)
