@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from .tokens import SEP
 
@@ -50,6 +50,8 @@ class Page:
     images: List[str] = field(default_factory=list)
     skipped: Optional[str] = None   # None, "empty", "binary", "no-text"
     truncated: bool = False         # more than max_elements: the rest of the text is one node
+    # schema.org and Open Graph types the page declares ("product", "og:article"): see declared.py
+    declared: Tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.nodes)

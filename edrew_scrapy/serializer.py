@@ -23,6 +23,7 @@ from dataclasses import fields
 from typing import List, Optional, Union
 from urllib.parse import urljoin
 
+from .declared import declared_types
 from .decoding import charset_from_content_type, decode_html, looks_binary, looks_binary_text
 from .page import Node, Page
 from .tokenizer import END, START, TEXT, parse_attributes, tokenize
@@ -128,6 +129,7 @@ def serialize(data: Union[bytes, bytearray, memoryview, str], *, encoding: Optio
     with _gc_paused():
         page = _Builder(config, url).build(text)
     page.encoding = codec
+    page.declared = declared_types(text)
     if not page.nodes and page.skipped is None:
         page.skipped = "no-text"
     return page

@@ -17,6 +17,8 @@ PAGES = [
     "plain text only, no tags at all.",
     "<p>one</p>",
     "<div><p></p><p>   </p></div>",
+    '<script type="application/ld+json">{"@type": "Product"}</script><meta property="og:type" content="article">'
+    "<p>A kettle.</p><p>Five stars, says a reviewer.</p>",
 ]
 
 
@@ -57,6 +59,16 @@ def test_template_repetition_features():
     assert feats[para, 14] == pytest.approx(np.log1p(1) / 6.0)
     total = sum(len(n.content) for n in page.nodes)
     assert feats[para, 15] == pytest.approx(len(page.nodes[para].content) / total)
+
+
+def test_declared_kind_features_are_the_same_for_every_node():
+    page = serialize(PAGES[-1])
+    feats = page_features(page)
+    assert feats.shape[1] == 20
+    # declares_product, declares_article, declares_discussion, declares_collection
+    np.testing.assert_array_equal(feats[:, 16:20], np.tile([1.0, 1.0, 0.0, 0.0], (len(page.nodes), 1)))
+    assert not page_features(serialize(PAGES[2]))[:, 16:20].any()
+    np.testing.assert_array_equal(page_features(page, 16), feats[:, :16])  # models trained before them
 
 
 def test_word_counts_follow_str_split_on_every_kind_of_space():

@@ -7,6 +7,7 @@ from typing import Dict, List, Sequence
 
 import numpy as np
 
+from ..declared import declared_kinds
 from ..page import Node, Page
 
 EMPTY_TOKEN = "<#EMPTY>"   # stands for a node without reTPS tokens, so that every sequence has one
@@ -31,9 +32,14 @@ FEATURE_NAMES = (
     # a listing repeat one with much of the page's text, an article's paragraphs share one that holds
     # most of it.
     "log_same_retps", "same_retps_text_share",
+    # What the page declares itself to be (declared.py: schema.org / Open Graph types), the same for
+    # every node of a page: the node's other inputs cannot tell a product page's reviews from a review
+    # article's paragraphs, the page's markup often can.
+    "declares_product", "declares_article", "declares_discussion", "declares_collection",
 )
 # Models record how many features they read (card: head.n_features); the first 14 are those of
-# models trained before the template-repetition features, which keep working unchanged.
+# models trained before the template-repetition features, the first 16 those of models trained before
+# the declared-kind features: both keep working unchanged.
 N_FEATURES = len(FEATURE_NAMES)
 
 
@@ -85,7 +91,7 @@ def node_features(node: Node, page: Page) -> List[float]:
         math.log1p(sum(1 for other in page.nodes if retps_shape(other.retps) == retps_shape(node.retps))) / 6.0,
         sum(len(other.content) for other in page.nodes if retps_shape(other.retps) == retps_shape(node.retps))
         / max(sum(len(other.content) for other in page.nodes), 1),
-    ]
+    ] + [1.0 if kind else 0.0 for kind in declared_kinds(page.declared)]
 
 
 _LETTER_BIT, _UPPER_BIT, _DIGIT_BIT, _PUNCT_BIT, _SPACE_BIT = 1, 2, 4, 8, 16
@@ -175,6 +181,8 @@ def page_features(page: Page, n_features: int = N_FEATURES) -> np.ndarray:
         total_chars = max(float(n.sum()), 1.0)
         out[:, 14] = np.log1p(np.bincount(ids)[ids]) / 6.0
         out[:, 15] = np.bincount(ids, weights=n)[ids] / total_chars
+    if n_features > 16:
+        out[:, 16:20] = np.asarray(declared_kinds(page.declared), dtype=np.float64)
     return out[:, :n_features].astype(np.float32)
 
 
