@@ -93,7 +93,7 @@ class _El:
         self.wrapper = wrapper        # a wrapper tag with no content of its own (#WT)
         self.in_head = in_head
         self.in_link = in_link        # inside an <a>: all its text is link text
-        self.boilerplate = boilerplate  # "dialog", "nav" or "footer": such a container, here or above
+        self.boilerplate = boilerplate  # "dialog", "nav", "footer" or "aside": such a container, here or above
         self.in_main = in_main        # an <article> or <main>, here or above
         self.has_text = False         # a text segment that is not all whitespace
         self.img_below = False        # an <img> here or in a descendant
@@ -461,7 +461,7 @@ def _name_info(infos: dict, name: str, cfg: SerializerConfig) -> tuple:
 
 # Containers whose text is never the page's main content (HTML semantics); `footer` only outside an
 # <article>/<main>. See docs/method-choices.md for the measurements behind each.
-_BOILERPLATE_TAGS = {"dialog": "dialog", "nav": "nav", "footer": "footer"}
+_BOILERPLATE_TAGS = {"dialog": "dialog", "nav": "nav", "footer": "footer", "aside": "aside"}
 
 
 def _is_dialog(attrs: dict) -> bool:

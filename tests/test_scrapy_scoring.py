@@ -131,10 +131,10 @@ def test_threshold_zero_keeps_every_node_outside_boilerplate(scorer):
     resp = responses(PAGES[:1])[0]
     [outputs] = run(mw, [resp])
     nodes = resp.meta[META_KEY].nodes
-    # the demo article has a cookie-consent dialog, a menu and a site footer: never relevant, whatever the
-    # threshold
+    # the demo article has a cookie-consent dialog, a menu, a sidebar and a site footer: never relevant,
+    # whatever the threshold
     boiler = [n for n in nodes if n.boilerplate]
-    assert {n.boilerplate for n in boiler} == {"dialog", "nav", "footer"}
+    assert {n.boilerplate for n in boiler} == {"dialog", "nav", "footer", "aside"}
     assert "cookie" in " ".join(n.content for n in boiler if n.boilerplate == "dialog").lower()
     assert len(outputs) == len(nodes) - len(boiler) and stat(crawler, "nodes") == len(nodes)
     assert not {o.index for o in outputs} & {n.index for n in boiler}

@@ -231,6 +231,13 @@ def test_nav_and_page_footer_are_boilerplate_an_articles_footer_is_not():
                      "Settings": "dialog"}
 
 
+def test_aside_is_boilerplate_inside_an_article_too():
+    page = serialize("<body><main><article><p>Story.</p><aside><p>Pull quote</p></aside></article></main>"
+                     "<aside class='sidebar'><h2>Most read</h2><div><a href='/a'>Other story</a></div></aside></body>")
+    kinds = {n.content: n.boilerplate for n in page.nodes}
+    assert kinds == {"Story.": "", "Pull quote": "aside", "Most read": "aside", "Other story": "aside"}
+
+
 def test_token_order_within_an_element_reversed():
     # written order <tag><id><classes><properties>; the reTPS reverses it
     t = toks(node('<div id="i" class="c1 c2" data-k="v">t</div>', "t"))
