@@ -84,7 +84,8 @@ def test_cli_bad_model_is_one_line(tmp_path, capsys):
 REGION_HTML = """<html><body><div id="main"><article><h1>Council votes on the river bridge</h1>
 <p>The council voted nine to four on Tuesday to rebuild the old river bridge next spring.</p>
 <p>Work starts in April and the crossing stays open to walkers while the new deck goes in.</p></article></div>
-<aside><h2>Related</h2><p>Another story somebody might also want to read today.</p></aside></body></html>"""
+<div class="side"><h2>Related</h2><p>Another story somebody might also want to read today.</p></div></body></html>"""
+# (a <div>, not an <aside>: text in an <aside> is boilerplate whatever the region)
 
 
 def _serialized(html):
@@ -100,7 +101,7 @@ def test_main_region_is_the_deepest_element_holding_the_share():
     everything = [True] * len(page.nodes)
     article = main_region(page.nodes, everything, 0.7)
     assert article.endswith("/article[1]") and "/div[1]/" in article
-    # only the aside kept: the region is the aside's paragraph itself
+    # only the side box kept: the region is its paragraph itself
     aside = [n.content.startswith("Another") for n in page.nodes]
     assert main_region(page.nodes, aside, 0.7) == next(n.path for n in page.nodes if n.content.startswith("Another"))
     assert main_region(page.nodes, [False] * len(page.nodes), 0.7) is None
@@ -170,3 +171,29 @@ def test_cli_region_share_option(model_dir, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(args + ["--region-share", "0.4"])
     assert "(0.5, 1]" in capsys.readouterr().err
+
+
+PRODUCT_WITH_REVIEWS = """<html><head><script type="application/ld+json">{"@type": "Product"}</script>
+{extra}</head><body><main><div class="product"><h1>Kettle</h1>
+<div class="description"><p>A steel kettle that boils a litre in three minutes, with a cord store.</p></div>
+<div class="preview-pane"><p>Preview of the kettle in three colours and two sizes.</p></div>
+<section class="reviews"><div class="review-body"><p>Great kettle, boils fast and looks good on the counter.</p></div></section>
+</div></main></body></html>"""
+
+
+def test_customer_reviews_are_dropped_on_product_pages_only():
+    from edrew_scrapy.extract import in_customer_reviews, is_product_page, relevant_mask
+    from edrew_scrapy.serializer import serialize
+
+    product = serialize(PRODUCT_WITH_REVIEWS.replace("{extra}", ""))
+    review_article = serialize(PRODUCT_WITH_REVIEWS.replace("{extra}", '<meta property="og:type" content="article">'))
+    assert is_product_page(product) and not is_product_page(review_article)
+    flagged = {n.content[:5] for n in product.nodes if in_customer_reviews(n)}
+    assert flagged == {"Great"}  # "preview-pane" is not a review
+    for page, kept_review in ((product, False), (review_article, True)):
+        keep = relevant_mask(page, [1.0] * len(page.nodes), 0.5, region_share=0.7)
+        kept = {n.content[:5] for n, k in zip(page.nodes, keep) if k}
+        assert ("Great" in kept) is kept_review
+        assert {"A ste", "Previ"} <= kept
+    # attribute models (no region share) keep reviews wherever they are
+    assert all(relevant_mask(product, [1.0] * len(product.nodes), 0.5))
