@@ -13,7 +13,7 @@ from .declared import declared_kinds
 from .page import Page
 from .tokens import SEP
 
-__all__ = ["Extraction", "ExtractedNode", "extract", "in_customer_reviews", "is_product_page", "is_relevant",
+__all__ = ["FALLBACK_SHARE", "Extraction", "ExtractedNode", "extract", "in_customer_reviews", "is_product_page", "is_relevant",
            "main_region", "override_region_share", "relevant_mask"]
 
 
@@ -95,6 +95,11 @@ def in_customer_reviews(node) -> bool:
     return "review" in retps and any("review" in t and "preview" not in t for t in retps.split(SEP.lower()))
 
 
+# When nothing on a page reaches the threshold, a main-content model keeps what scores at least this
+# share of the page's best node instead of nothing (see relevant_mask).
+FALLBACK_SHARE = 0.5
+
+
 def relevant_mask(page: Page, scores: Sequence[float], threshold: float,
                   region_share: Optional[float] = None) -> List[bool]:
     """Which nodes of a page are relevant content: `is_relevant` per node, then (region_share given:
@@ -106,13 +111,21 @@ def relevant_mask(page: Page, scores: Sequence[float], threshold: float,
     same "review" classes mark content (62-66 % of such nodes relevant), so the model, which sees few
     product pages, keeps them. What the page declares tells the two apart (docs/evaluation.md).
 
-    The region step is for main-content models: text kept far from where most of the kept text sits
-    (a related-articles box, a newsletter blurb, a product's shipping notes in the sidebar) is dropped,
-    the way a reader sees one article body. Node scores alone cannot do this: each node is judged on
-    its own path, words and neighbours, not on where the rest of the kept text lies. Measured in
-    cross-validation on WCXB (docs/evaluation.md, "Main region"). Attribute models (SWDE) keep values
-    from anywhere on the page and write no region_share in their card.
+    A main-content model that keeps nothing on a page with text falls back to the nodes scoring at least
+    FALLBACK_SHARE of the page's best (outside boilerplate): scores are not calibrated alike on every
+    kind of page, and on listings and shop pages the whole page could sit under the threshold (2.5-3.7 %
+    of WCXB pages in cross-validation, mostly listings and collections), which gave the user an empty
+    item. Attribute models keep nothing when nothing qualifies: a page need not hold the attribute.
     """
+    mask = _decide(page, scores, threshold, region_share)
+    if region_share is None or any(mask):
+        return mask
+    best = max((float(s) for n, s in zip(page.nodes, scores) if not n.boilerplate), default=0.0)
+    return _decide(page, scores, FALLBACK_SHARE * best, region_share) if best > 0.0 else mask
+
+
+def _decide(page: Page, scores: Sequence[float], threshold: float, region_share: Optional[float]) -> List[bool]:
+    """relevant_mask at one threshold, without the fallback."""
     nodes = page.nodes
     keep = [is_relevant(n, s, threshold) for n, s in zip(nodes, scores)]
     if region_share is None:

@@ -197,3 +197,20 @@ def test_customer_reviews_are_dropped_on_product_pages_only():
         assert {"A ste", "Previ"} <= kept
     # attribute models (no region share) keep reviews wherever they are
     assert all(relevant_mask(product, [1.0] * len(product.nodes), 0.5))
+
+
+def test_a_main_content_model_that_keeps_nothing_falls_back_to_the_pages_best_nodes():
+    from edrew_scrapy.extract import FALLBACK_SHARE, relevant_mask
+
+    page = _serialized(REGION_HTML)
+    scores = [0.30, 0.25, 0.20, 0.10, 0.14]
+    assert len(scores) == len(page.nodes) == 5
+    # nothing reaches 0.5: the nodes scoring at least FALLBACK_SHARE of the best (0.30) stay, and the
+    # main region still applies (the side box's 0.10 and 0.14 are under 0.15 anyway)
+    kept = [n.content[:7] for n, k in zip(page.nodes, relevant_mask(page, scores, 0.5, 0.7)) if k]
+    assert FALLBACK_SHARE == 0.5 and kept == ["Council", "The cou", "Work st"]
+    # attribute models (no region share) keep nothing; so does a page where every score is 0
+    assert not any(relevant_mask(page, scores, 0.5))
+    assert not any(relevant_mask(page, [0.0] * 5, 0.5, 0.7))
+    # once anything reaches the threshold there is no fallback
+    assert [k for k in relevant_mask(page, [0.6, 0.2, 0.05, 0.01, 0.02], 0.5, 0.7)] == [True] + [False] * 4
