@@ -13,8 +13,8 @@ from .declared import declared_kinds
 from .page import Page
 from .tokens import SEP
 
-__all__ = ["FALLBACK_SHARE", "Extraction", "ExtractedNode", "extract", "in_customer_reviews", "is_product_page", "is_relevant",
-           "main_region", "override_region_share", "relevant_mask"]
+__all__ = ["FALLBACK_SHARE", "Extraction", "ExtractedNode", "extract", "in_customer_reviews", "is_product_page",
+           "is_relevant", "main_region", "override_region_share", "relevant_mask"]
 
 
 def is_relevant(node, score: float, threshold: float) -> bool:
