@@ -13,8 +13,9 @@ from .declared import declared_kinds
 from .page import Page
 from .tokens import SEP
 
-__all__ = ["FALLBACK_SHARE", "Extraction", "ExtractedNode", "extract", "in_customer_reviews", "is_product_page",
-           "is_relevant", "main_region", "override_region_share", "relevant_mask"]
+__all__ = ["FALLBACK_SHARE", "SCREEN_READER_CLASSES", "Extraction", "ExtractedNode", "extract",
+           "for_screen_readers_only", "in_customer_reviews", "is_product_page", "is_relevant", "main_region",
+           "override_region_share", "relevant_mask"]
 
 
 def is_relevant(node, score: float, threshold: float) -> bool:
@@ -95,6 +96,21 @@ def in_customer_reviews(node) -> bool:
     return "review" in retps and any("review" in t and "preview" not in t for t in retps.split(SEP.lower()))
 
 
+# Utility classes that hide text from the eye and keep it for screen readers (Bootstrap 3 and 5, WordPress,
+# Drupal, Amazon, Korean sites' "blind"): the text is not on the page a reader sees. Matched as whole
+# class names on the node's reTPS.
+SCREEN_READER_CLASSES = frozenset({
+    "sr-only", "visually-hidden", "visuallyhidden", "screen-reader-text", "screen-reader-only",
+    "screenreader-only", "sr-text", "a11y-hidden", "u-visually-hidden", "hidden-visually", "element-invisible",
+    "assistive-text", "offscreen", "a-offscreen", "blind",
+})
+
+
+def for_screen_readers_only(node) -> bool:
+    """A class on the node's reTPS is one of SCREEN_READER_CLASSES."""
+    return not SCREEN_READER_CLASSES.isdisjoint(node.retps.lower().split(SEP.lower()))
+
+
 # When nothing on a page reaches the threshold, a main-content model keeps what scores at least this
 # share of the page's best node instead of nothing (see relevant_mask).
 FALLBACK_SHARE = 0.5
@@ -103,8 +119,12 @@ FALLBACK_SHARE = 0.5
 def relevant_mask(page: Page, scores: Sequence[float], threshold: float,
                   region_share: Optional[float] = None) -> List[bool]:
     """Which nodes of a page are relevant content: `is_relevant` per node, then (region_share given:
-    a main-content model) without customer reviews on a product page, and only the nodes inside the
-    page's main region (`main_region`).
+    a main-content model) without text for screen readers only, without customer reviews on a product
+    page, and only the nodes inside the page's main region (`main_region`).
+
+    Screen-reader-only text (SCREEN_READER_CLASSES): 97 % of its words on WCXB are not main content (737
+    relevant against 26,932), and one product page carried 9,000 words of it; attribute models keep it
+    (a shop's price for screen readers is still its price).
 
     Customer reviews are what most of the wrong text on WCXB product pages was (22 % of the falsely kept
     words in cross-validation); their paragraphs look like body text, and on articles and services the
@@ -130,6 +150,7 @@ def _decide(page: Page, scores: Sequence[float], threshold: float, region_share:
     keep = [is_relevant(n, s, threshold) for n, s in zip(nodes, scores)]
     if region_share is None:
         return keep
+    keep = [k and not for_screen_readers_only(n) for n, k in zip(nodes, keep)]
     if is_product_page(page):
         keep = [k and not in_customer_reviews(n) for n, k in zip(nodes, keep)]
     region = main_region(nodes, keep, region_share)

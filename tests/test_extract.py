@@ -214,3 +214,16 @@ def test_a_main_content_model_that_keeps_nothing_falls_back_to_the_pages_best_no
     assert not any(relevant_mask(page, [0.0] * 5, 0.5, 0.7))
     # once anything reaches the threshold there is no fallback
     assert [k for k in relevant_mask(page, [0.6, 0.2, 0.05, 0.01, 0.02], 0.5, 0.7)] == [True] + [False] * 4
+
+
+def test_text_for_screen_readers_only_is_not_main_content():
+    from edrew_scrapy.extract import for_screen_readers_only, relevant_mask
+
+    page = _serialized("<main><article><div class='visually-hidden'>Skip to the recipe</div><h1>Kettle</h1>"
+                       "<p>A steel kettle that boils a litre in three minutes.</p>"
+                       "<p class='blinds'>Window blinds are a class name, not a utility.</p></article></main>")
+    hidden = [n.content for n in page.nodes if for_screen_readers_only(n)]
+    assert hidden == ["Skip to the recipe"]
+    kept = [n.content for n, k in zip(page.nodes, relevant_mask(page, [0.9] * len(page.nodes), 0.5, 0.7)) if k]
+    assert "Skip to the recipe" not in kept and len(kept) == len(page.nodes) - 1
+    assert all(relevant_mask(page, [0.9] * len(page.nodes), 0.5))  # attribute models keep it
