@@ -10,8 +10,8 @@ declare a product kind, 607 of 793 articles an article, 73 of 113 forums a discu
 Found by scanning the decoded text rather than in the tokenizer: the serializer skips script bodies,
 and a type named in a broken JSON-LD block is still what the page says about itself. Each scan is a
 str.find for a literal, then a regex matched where it was found: a regex searching the whole text
-itself took 8x longer (0.28 against 0.04 ms on a WCXB page for `"@type"`); the three scans cost about 0.4 ms a page. Pure function,
-no Scrapy or model import.
+itself took 8x longer (0.28 against 0.04 ms on a WCXB page for `"@type"`); the three scans cost about
+0.4 ms a page. Pure function, no Scrapy or model import.
 """
 from __future__ import annotations
 

@@ -11,7 +11,6 @@ from typing import Dict, List, Optional, Sequence, Union
 
 from .declared import declared_kinds
 from .page import Page
-from .tokens import SEP
 
 __all__ = ["FALLBACK_SHARE", "SCREEN_READER_CLASSES", "Extraction", "ExtractedNode", "extract",
            "for_screen_readers_only", "in_customer_reviews", "is_product_page", "is_relevant", "main_region",
@@ -91,9 +90,8 @@ def is_product_page(page: Page) -> bool:
 def in_customer_reviews(node) -> bool:
     """A class (or custom tag) on the node's reTPS names reviews ("reviews", "spr-review-content"; not
     "preview"). The reTPS holds the node's nearest ancestors only (about 20 tokens), so a class on a
-    page-wide wrapper far above rarely counts."""
-    retps = node.retps.lower()
-    return "review" in retps and any("review" in t and "preview" not in t for t in retps.split(SEP.lower()))
+    page-wide wrapper far above rarely counts. (Classes and tag names are lower-case in the reTPS.)"""
+    return "review" in node.retps and any("review" in t and "preview" not in t for t in node.tokens)
 
 
 # Utility classes that hide text from the eye and keep it for screen readers (Bootstrap 3 and 5, WordPress,
@@ -108,7 +106,7 @@ SCREEN_READER_CLASSES = frozenset({
 
 def for_screen_readers_only(node) -> bool:
     """A class on the node's reTPS is one of SCREEN_READER_CLASSES."""
-    return not SCREEN_READER_CLASSES.isdisjoint(node.retps.lower().split(SEP.lower()))
+    return not SCREEN_READER_CLASSES.isdisjoint(node.tokens)
 
 
 # When nothing on a page reaches the threshold, a main-content model keeps what scores at least this
