@@ -11,10 +11,11 @@ from typing import Dict, List, Optional, Sequence, Union
 
 from .declared import declared_kinds
 from .page import Page
+from .tokens import retps_shape
 
 __all__ = ["FALLBACK_SHARE", "SCREEN_READER_CLASSES", "Extraction", "ExtractedNode", "extract",
-           "for_screen_readers_only", "in_customer_reviews", "is_product_page", "is_relevant", "main_region",
-           "override_region_share", "relevant_mask"]
+           "for_screen_readers_only", "in_customer_reviews", "is_product_page", "is_relevant", "layout_duplicates",
+           "main_region", "override_region_share", "relevant_mask"]
 
 
 def is_relevant(node, score: float, threshold: float) -> bool:
@@ -109,6 +110,31 @@ def for_screen_readers_only(node) -> bool:
     return not SCREEN_READER_CLASSES.isdisjoint(node.tokens)
 
 
+def layout_duplicates(nodes: Sequence, keep: Sequence[bool]) -> List[bool]:
+    """Which kept nodes repeat the text of an earlier kept node in another layout: the same words
+    (whitespace and case aside) under a reTPS of another shape (retps_shape: tags and classes, position
+    buckets aside).
+
+    Responsive pages render one description twice, one copy for small screens and one for large
+    ("product-description hidden-md-up" and "product-description-spacing-mobile hidden-up-md"), and a
+    reader sees one of them; a reply that quotes a post repeats it inside a quote box. Text repeated in
+    the same shape (code samples in several language tabs, a price on every card of a listing) is
+    left alone: that is a template's own repetition, and WCXB's references keep it.
+    """
+    seen: Dict[str, set] = {}
+    out = []
+    for node, kept in zip(nodes, keep):
+        repeat = False
+        if kept:
+            key = " ".join(node.content.split()).lower()
+            shape = retps_shape(node.retps)
+            shapes = seen.setdefault(key, set())
+            repeat = bool(shapes) and shape not in shapes
+            shapes.add(shape)
+        out.append(repeat)
+    return out
+
+
 # When nothing on a page reaches the threshold, a main-content model keeps what scores at least this
 # share of the page's best node instead of nothing (see relevant_mask).
 FALLBACK_SHARE = 0.5
@@ -118,7 +144,9 @@ def relevant_mask(page: Page, scores: Sequence[float], threshold: float,
                   region_share: Optional[float] = None) -> List[bool]:
     """Which nodes of a page are relevant content: `is_relevant` per node, then (region_share given:
     a main-content model) without text for screen readers only, without customer reviews on a product
-    page, and only the nodes inside the page's main region (`main_region`).
+    page, only the nodes inside the page's main region (`main_region`), and each text once where the page
+    repeats it in another layout (`layout_duplicates`: in cross-validation on WCXB, 8 % of the falsely kept
+    words were such a repeat, 15 % on forums; 80 % of the words it drops are not main content).
 
     Screen-reader-only text (SCREEN_READER_CLASSES): 97 % of its words on WCXB are not main content (737
     relevant against 26,932), and one product page carried 9,000 words of it; attribute models keep it
@@ -152,11 +180,11 @@ def _decide(page: Page, scores: Sequence[float], threshold: float, region_share:
     if is_product_page(page):
         keep = [k and not in_customer_reviews(n) for n, k in zip(nodes, keep)]
     region = main_region(nodes, keep, region_share)
-    if region is None:
-        return keep
-    inside = region + "/"
-    return [k and (not n.path.startswith("/") or n.path == region or n.path.startswith(inside))
-            for n, k in zip(nodes, keep)]
+    if region is not None:
+        inside = region + "/"
+        keep = [k and (not n.path.startswith("/") or n.path == region or n.path.startswith(inside))
+                for n, k in zip(nodes, keep)]
+    return [k and not d for k, d in zip(keep, layout_duplicates(nodes, keep))]
 
 
 @dataclass

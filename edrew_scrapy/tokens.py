@@ -7,6 +7,7 @@ here is written next to the constant and in docs/method-choices.md.
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 from typing import Mapping, Tuple
 
@@ -18,6 +19,15 @@ CNT = "<#CNT>"
 MONEY = "<#>"
 HIDE = "<#HIDE>"
 WT_PREFIX = "#WT"
+
+
+_BUCKET = re.compile(r"\|\d+")
+
+
+def retps_shape(retps: str) -> str:
+    """The reTPS without its position buckets ("div|34" -> "div"): what the nodes of one repeated template
+    share, and what two renderings of one text in different layouts do not."""
+    return _BUCKET.sub("", retps)
 
 # Table 3's keyword tokens. The thesis says "14 tokens" but lists 13 and names `price` among the
 # keywords without a token: `<#PRICE>` is that 14th token (our choice).

@@ -227,3 +227,28 @@ def test_text_for_screen_readers_only_is_not_main_content():
     kept = [n.content for n, k in zip(page.nodes, relevant_mask(page, [0.9] * len(page.nodes), 0.5, 0.7)) if k]
     assert "Skip to the recipe" not in kept and len(kept) == len(page.nodes) - 1
     assert all(relevant_mask(page, [0.9] * len(page.nodes), 0.5))  # attribute models keep it
+
+
+RESPONSIVE_HTML = """<html><body><main><div class="product">
+<h1>Speckled mug</h1>
+<div class="product-description hidden-md-up"><p>A wheel-thrown mug in speckled white glaze.</p></div>
+<div class="product-description-desktop hidden-sm-down"><p>A wheel-thrown   mug in speckled WHITE glaze.</p></div>
+<ul class="variants"><li><span>In stock</span></li><li><span>In stock</span></li></ul>
+</div></main></body></html>"""
+
+
+def test_text_repeated_in_another_layout_is_kept_once():
+    from edrew_scrapy.extract import layout_duplicates, relevant_mask
+
+    page = _serialized(RESPONSIVE_HTML)
+    texts = [n.content for n in page.nodes]
+    assert texts.count("In stock") == 2 and len(texts) == 5
+    repeats = [n.content for n, d in zip(page.nodes, layout_duplicates(page.nodes, [True] * 5)) if d]
+    # the desktop copy of the description (other classes; case and spacing aside) goes, the mobile copy
+    # (first in the document) stays; "In stock" repeats in the same shape (a template's list) and stays
+    assert repeats == [texts[2]]
+    kept = [n.content for n, k in zip(page.nodes, relevant_mask(page, [0.9] * 5, 0.5, 0.7)) if k]
+    assert kept == ["Speckled mug", texts[1], "In stock", "In stock"]
+    # a copy counts only against a kept first copy
+    assert not any(layout_duplicates(page.nodes, [True, False, True, True, True]))
+    assert all(relevant_mask(page, [0.9] * 5, 0.5))  # attribute models keep both copies

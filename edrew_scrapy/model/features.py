@@ -9,6 +9,7 @@ import numpy as np
 
 from ..declared import declared_kinds
 from ..page import Node, Page
+from ..tokens import retps_shape
 
 EMPTY_TOKEN = "<#EMPTY>"   # stands for a node without reTPS tokens, so that every sequence has one
 MAX_RETPS_TOKENS = 32      # the serializer keeps ~20; more would only be hostile input
@@ -41,14 +42,6 @@ FEATURE_NAMES = (
 # models trained before the template-repetition features, the first 16 those of models trained before
 # the declared-kind features: both keep working unchanged.
 N_FEATURES = len(FEATURE_NAMES)
-
-
-_BUCKET = re.compile(r"\|\d+")
-
-
-def retps_shape(retps: str) -> str:
-    """The reTPS without its position buckets: what the nodes of one repeated template share."""
-    return _BUCKET.sub("", retps)
 
 
 def retps_tokens(node: Node) -> List[str]:
