@@ -252,3 +252,19 @@ def test_text_repeated_in_another_layout_is_kept_once():
     # a copy counts only against a kept first copy
     assert not any(layout_duplicates(page.nodes, [True, False, True, True, True]))
     assert all(relevant_mask(page, [0.9] * 5, 0.5))  # attribute models keep both copies
+
+
+def test_form_controls_are_not_main_content():
+    from edrew_scrapy.extract import in_form_control, relevant_mask
+
+    page = _serialized("<main><article><h1>Linen sheets</h1><p>Stonewashed linen, softer with every wash.</p>"
+                       "<form><label for='c'>Deliver to</label><select id='c'><option>Antigua and Barbuda</option>"
+                       "<option>Bosnia and Herzegovina</option></select><button>Add to bag</button>"
+                       "<fieldset><legend>Gift options</legend></fieldset>"
+                       "<textarea>Quoted text being edited</textarea></form></article></main>")
+    controls = [n.content for n in page.nodes if in_form_control(n)]
+    assert controls == ["Deliver to", "Antigua and Barbuda", "Bosnia and Herzegovina", "Add to bag", "Gift options"]
+    scores = [0.9] * len(page.nodes)
+    kept = [n.content for n, k in zip(page.nodes, relevant_mask(page, scores, 0.5, 0.7)) if k]
+    assert kept == ["Linen sheets", "Stonewashed linen, softer with every wash.", "Quoted text being edited"]
+    assert all(relevant_mask(page, scores, 0.5))  # attribute models keep them
