@@ -121,16 +121,23 @@ def layout_duplicates(nodes: Sequence, keep: Sequence[bool]) -> List[bool]:
     the same shape (code samples in several language tabs, a price on every card of a listing) is
     left alone: that is a template's own repetition, and WCXB's references keep it.
     """
-    seen: Dict[str, set] = {}
+    # text -> the first node that had it, replaced by the set of its shapes once the text comes again:
+    # most texts come once, and their shapes are never computed
+    seen: Dict[str, object] = {}
     out = []
     for node, kept in zip(nodes, keep):
         repeat = False
         if kept:
-            key = " ".join(node.content.split()).lower()
-            shape = retps_shape(node.retps)
-            shapes = seen.setdefault(key, set())
-            repeat = bool(shapes) and shape not in shapes
-            shapes.add(shape)
+            key = node.content.lower()  # the serializer collapsed its whitespace
+            first = seen.get(key)
+            if first is None:
+                seen[key] = node
+            else:
+                if not isinstance(first, set):
+                    first = seen[key] = {retps_shape(first.retps)}
+                shape = retps_shape(node.retps)
+                repeat = shape not in first
+                first.add(shape)
         out.append(repeat)
     return out
 

@@ -9,7 +9,8 @@ def add_region_share(parser: argparse.ArgumentParser, auto: str) -> None:
     parser.add_argument("--region-share", type=region_share, default="auto", metavar="auto|none|SHARE",
                         help="keep only the page's main region, the deepest element that holds SHARE (0.5 < "
                              "SHARE <= 1) of the kept words, with the other main-content rules (no customer "
-                             "reviews on declared product pages, no screen-reader-only text, the best nodes "
+                             "reviews on declared product pages, no screen-reader-only or form-control text, "
+                             "text repeated in another layout once, the best nodes "
                              "when nothing reaches the "
                              f"threshold); none: relevant text anywhere, none of those rules; auto: {auto}")
 
