@@ -29,14 +29,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmark_pages import load_pages, one_core  # noqa: E402
 
 
-def _baseline_scorer(folder: Path, model: Path):
-    """The Scorer of the edrew_scrapy package under `folder`, imported as `edrew_baseline`."""
+def _baseline_scoring(folder: Path, model: Path):
+    """Scoring as the edrew_scrapy package under `folder` (imported as `edrew_baseline`) does it for
+    extract(): its `extract.score_pages` where it has one, else its Scorer.score."""
     import importlib
 
     tmp = Path(tempfile.mkdtemp(prefix="edrew-baseline-"))
     shutil.copytree(folder / "edrew_scrapy", tmp / "edrew_baseline")
     sys.path.insert(0, str(tmp))
-    return importlib.import_module("edrew_baseline.model.scorer").load_model(model)
+    scorer = importlib.import_module("edrew_baseline.model.scorer").load_model(model)
+    score_pages = getattr(importlib.import_module("edrew_baseline.extract"), "score_pages", None)
+    return (lambda pages: score_pages(scorer, pages)) if score_pages else scorer.score
 
 
 def _timed(fn) -> float:
@@ -58,17 +61,20 @@ def main() -> int:
     import trafilatura
 
     one_core()
+    from edrew_scrapy.extract import score_pages
     from edrew_scrapy.model.scorer import DEFAULT_MODEL_DIR, load_model
     from edrew_scrapy.serializer import serialize
 
     warm_up = load_pages(args.pages, args.limit + 20, progress=False)
     data, warm_up = warm_up[20:], warm_up[:20]
-    scorers = {"after": load_model()}
+    # scoring as extract() does it (for a main-content model, without the nodes its rules settle)
+    scorer = load_model()
+    scorers = {"after": lambda pages: score_pages(scorer, pages)}
     if args.baseline:
-        scorers = {"before": _baseline_scorer(args.baseline, DEFAULT_MODEL_DIR), **scorers}
+        scorers = {"before": _baseline_scoring(args.baseline, DEFAULT_MODEL_DIR), **scorers}
     for page in map(serialize, warm_up):
-        for scorer in scorers.values():
-            scorer.score([page])
+        for score in scorers.values():
+            score([page])
     for phase in ("first sight", "caches warm"):
         total = dict.fromkeys(["trafilatura", "serializer", *scorers], 0.0)
         for start in range(0, len(data), args.batch):
@@ -90,7 +96,7 @@ def main() -> int:
                     # the scorer before it came with the strings' hashes already computed (Python keeps
                     # them), and identical versions measured 1.0 ms/page apart at first sight
                     own = [serialize(d) for d in chunk]
-                    total[step] += _timed(lambda s=scorers[step], b=own: s.score(b))
+                    total[step] += _timed(lambda score=scorers[step], b=own: score(b))
         n = len(data)
         traf = total["trafilatura"] / n
         print(f"{phase}: trafilatura {1000 * traf:.1f} ms/page, serializer {1000 * total['serializer'] / n:.1f}, "

@@ -55,9 +55,11 @@ def main() -> int:
     print(f"{len(pages)} pages, mean {sum(map(len, pages)) / len(pages) / 1024:.0f} KB; one core; "
           f"model {scorer.directory}")
 
+    from edrew_scrapy.extract import extract as edrew_extract
+
     # warm-up: the caches a crawl would have after its first pages
     for data in pages[:20]:
-        scorer.score([serialize(data)])
+        edrew_extract([serialize(data)], scorer=scorer)
 
     rows = []
     try:
@@ -69,8 +71,6 @@ def main() -> int:
         pass
     rows.append(("edrew serializer",) + rate("serializer", serialize, pages))
     node_counts = [len(serialize(d).nodes) for d in pages]
-
-    from edrew_scrapy.extract import extract as edrew_extract
 
     def extract(data):
         # what a user gets, as trafilatura.extract returns its text: the page's relevant nodes after the

@@ -123,12 +123,12 @@ def predictor_extractor(predict: Callable) -> Extractor:
 
 def scorer_extractor(scorer, threshold: Optional[float] = None) -> Extractor:
     """Our model: the nodes extract() keeps (threshold: the model's own unless given)."""
-    from .extract import relevant_mask
+    from .extract import relevant_mask, score_pages
 
     cut = scorer.threshold if threshold is None else threshold
 
     def run(lp: LabelledPage):
-        probs = scorer.score([lp.page])[0] if lp.page.nodes else np.zeros(0)
+        probs = score_pages(scorer, [lp.page])[0] if lp.page.nodes else np.zeros(0)
         pred = [int(k) for k in relevant_mask(lp.page, probs, cut, getattr(scorer, "region_share", None))]
         return predicted_text(lp, pred), pred
     return run

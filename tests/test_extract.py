@@ -268,3 +268,35 @@ def test_form_controls_are_not_main_content():
     kept = [n.content for n, k in zip(page.nodes, relevant_mask(page, scores, 0.5, 0.7)) if k]
     assert kept == ["Linen sheets", "Stonewashed linen, softer with every wash.", "Quoted text being edited"]
     assert all(relevant_mask(page, scores, 0.5))  # attribute models keep them
+
+
+def test_main_content_models_do_not_score_settled_nodes(model_dir):
+    from edrew_scrapy.extract import override_region_share, score_pages, settled
+    from edrew_scrapy.serializer import serialize
+
+    page = serialize("<html><body><nav><a href='/'>Home</a></nav><main><h1>Kettles</h1>"
+                     "<p>A steel kettle that boils a litre in three minutes.</p><button>Add to bag</button>"
+                     "<span class='sr-only'>Opens in a new window</span></main></body></html>")
+    assert [n.content for n in page.nodes if settled(n)] == ["Home", "Add to bag", "Opens in a new window"]
+    calls = []
+
+    class Spy:
+        def __init__(self, scorer):
+            self.scorer = scorer
+
+        def __getattr__(self, name):
+            return getattr(self.scorer, name)
+
+        def score(self, pages, **options):
+            calls.append(options.get("skip"))
+            return self.scorer.score(pages, **options)
+
+    scorer = override_region_share(load_model(model_dir), 0.7)
+    [probs] = score_pages(Spy(scorer), [page])
+    assert calls == [settled]
+    assert [p == 0 for p in probs] == [settled(n) for n in page.nodes]
+    # an attribute model (no region share) scores every node
+    score_pages(Spy(override_region_share(scorer, 0)), [page])
+    assert calls[-1] is None
+    [result] = extract(page, scorer=Spy(override_region_share(scorer, 0.7)))
+    assert calls[-1] is settled and "Home" not in result.text

@@ -113,3 +113,22 @@ def test_head_inference_context_matches_the_bidirectional_lstm():
     with torch.no_grad():
         fast = head(*args)
     assert torch.allclose(head(*args), fast, atol=1e-6)  # with gradients: nn.LSTM itself
+
+
+def test_skipped_nodes_are_not_scored_and_leave_the_page_sequence(tmp_path):
+    tiny_model(tmp_path)  # variant d: the head's page BiLSTM reads the nodes in order
+    scorer = load_model(tmp_path)
+    a, b = make_page(8), make_page(5, url="http://example.test/q")
+    menu = lambda node: node.content.startswith("Menu")  # noqa: E731
+    full = scorer.score([a, b])
+    assert all(np.array_equal(x, y) for x, y in zip(full, scorer.score([a, b], skip=lambda node: False)))
+    skipped = scorer.score([a, b], skip=menu)
+    for page, s, f in zip((a, b), skipped, full):
+        is_menu = np.array([menu(n) for n in page.nodes])
+        assert (s[is_menu] == 0).all() and (s[~is_menu] > 0).all()
+        # the others are scored in a shorter sequence, so their context (and score) differs
+        assert not np.allclose(s[~is_menu], f[~is_menu], atol=1e-6)
+    # one page at a time gives the same as the batch; skipping every node scores nothing
+    for page, s in zip((a, b), skipped):
+        assert np.allclose(load_model(tmp_path).score([page], skip=menu)[0], s, atol=1e-6)
+    assert not load_model(tmp_path).score([a], skip=lambda node: True)[0].any()

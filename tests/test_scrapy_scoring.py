@@ -191,11 +191,11 @@ class BreaksOnOnePage:
     def __getattr__(self, name):
         return getattr(self.scorer, name)
 
-    def score(self, pages):
+    def score(self, pages, **options):
         self.batches.append(len(pages))
         if any(self.bad in (p.url or "") for p in pages):
             raise ValueError("model exploded")
-        return self.scorer.score(pages)
+        return self.scorer.score(pages, **options)
 
 
 def test_one_bad_page_loses_only_its_own_item(scorer, caplog):
@@ -218,12 +218,12 @@ class HoldsTheFirstBatch(BreaksOnOnePage):
         super().__init__(scorer, "no page has this name")
         self.total, self.batcher = total, None
 
-    def score(self, pages):
+    def score(self, pages, **options):
         if not self.batches:  # the first batch may hold one page or more, as they arrived
             deadline = time.monotonic() + 30
             while len(self.batcher._queue) < self.total - len(pages) and time.monotonic() < deadline:
                 time.sleep(0.01)
-        return super().score(pages)
+        return super().score(pages, **options)
 
 
 def test_pages_are_scored_in_batches(scorer):
