@@ -143,7 +143,7 @@ def layout_duplicates(nodes: Sequence, keep: Sequence[bool]) -> List[bool]:
     return out
 
 
-# Form controls: a reader does not read a drop-down's options (a shop's list of 250 countries), the
+# Form controls: a reader does not read a drop-down's options (a shop's list of countries), the
 # caption of a button or the label of a field as the page's content. <textarea> is not here: forum pages
 # put the text of a post being quoted or edited in one.
 FORM_CONTROL_TAGS = frozenset({"select", "option", "optgroup", "button", "label", "legend"})

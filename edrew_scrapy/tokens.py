@@ -29,6 +29,7 @@ def retps_shape(retps: str) -> str:
     share, and what two renderings of one text in different layouts do not."""
     return _BUCKET.sub("", retps)
 
+
 # Table 3's keyword tokens. The thesis says "14 tokens" but lists 13 and names `price` among the
 # keywords without a token: `<#PRICE>` is that 14th token (our choice).
 DEFAULT_KEYWORD_TOKENS: Mapping[str, str] = {
