@@ -122,23 +122,23 @@ def layout_duplicates(nodes: Sequence, keep: Sequence[bool]) -> List[bool]:
     the same shape (code samples in several language tabs, a price on every card of a listing) is
     left alone: that is a template's own repetition, and WCXB's references keep it.
     """
-    # text -> the first node that had it, replaced by the set of its shapes once the text comes again:
-    # most texts come once, and their shapes are never computed
-    seen: Dict[str, object] = {}
+    # shapes are computed only for texts that come again: most texts come once
+    first: Dict[str, object] = {}     # text -> the first kept node that had it
+    shapes: Dict[str, set] = {}       # text seen twice or more -> the shapes it came in
     out = []
     for node, kept in zip(nodes, keep):
         repeat = False
         if kept:
             key = node.content.lower()  # the serializer collapsed its whitespace
-            first = seen.get(key)
-            if first is None:
-                seen[key] = node
+            if key not in first:
+                first[key] = node
             else:
-                if not isinstance(first, set):
-                    first = seen[key] = {retps_shape(first.retps)}
+                seen = shapes.get(key)
+                if seen is None:
+                    seen = shapes[key] = {retps_shape(first[key].retps)}
                 shape = retps_shape(node.retps)
-                repeat = shape not in first
-                first.add(shape)
+                repeat = shape not in seen
+                seen.add(shape)
         out.append(repeat)
     return out
 
@@ -151,8 +151,8 @@ FORM_CONTROL_TAGS = frozenset({"select", "option", "optgroup", "button", "label"
 
 def in_form_control(node) -> bool:
     """The node is a form control's text (FORM_CONTROL_TAGS), or sits inside a <select>."""
-    return node.tag in FORM_CONTROL_TAGS or "select|" in node.retps and any(
-        t.startswith("select|") for t in node.tokens)
+    return node.tag in FORM_CONTROL_TAGS or (
+        "select|" in node.retps and any(t.startswith("select|") for t in node.tokens))
 
 
 def settled(node) -> bool:
@@ -217,7 +217,8 @@ def _decide(page: Page, scores: Sequence[float], threshold: float, region_share:
     keep = [is_relevant(n, s, threshold) for n, s in zip(nodes, scores)]
     if region_share is None:
         return keep
-    keep = [k and not (for_screen_readers_only(n) or in_form_control(n)) for n, k in zip(nodes, keep)]
+    # the same rules that let score_pages leave these nodes unscored (is_relevant already dropped boilerplate)
+    keep = [k and not settled(n) for n, k in zip(nodes, keep)]
     if is_product_page(page):
         keep = [k and not in_customer_reviews(n) for n, k in zip(nodes, keep)]
     region = main_region(nodes, keep, region_share)
