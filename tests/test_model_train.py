@@ -86,6 +86,31 @@ def test_head_with_a_region_share_writes_it_to_the_card(tmp_path):
     assert scorer.card["threshold_metric"] == "word"
 
 
+def test_main_content_threshold_is_chosen_on_the_scores_extract_computes(tmp_path):
+    # score_pages leaves the settled nodes (here the <nav> and the page <footer>) unscored, and the head then
+    # reads the page without them: the card's threshold and validation metrics come from those scores
+    from edrew_scrapy.data import simple
+    from edrew_scrapy.evaluate import reference_text
+    from edrew_scrapy.model.train import page_word_f1, shipped_probs
+
+    (tmp_path / "data").mkdir()
+    write_dataset(tmp_path / "data")
+    cfg = config(tmp_path, "region", variants=("d",))
+    cfg.metric, cfg.region_share = "word", "auto"
+    train(cfg)
+    card = load_model(tmp_path / "region").card
+    assert card["training"]["threshold_scores"].startswith("extract.score_pages")
+    labelled = [lp for lp in simple.iter_pages(tmp_path / "data") if lp.page.nodes]
+    _train, val_idx, _test = split_by_group([lp.domain for lp in labelled], 0.25, 0.25, seed=5)
+    val = [labelled[i] for i in val_idx]
+    probs = shipped_probs(tmp_path / "region", [lp.page for lp in val])
+    assert all(float(p[n.index]) == 0.0 for lp, p in zip(val, probs) for n in lp.page.nodes if n.boilerplate)
+    refs = [reference_text(lp) for lp in val]
+    best, score = choose_threshold(lambda t: page_word_f1(probs, [lp.page for lp in val], refs, t, 0.7))
+    assert card["threshold"] == best
+    assert abs(card["metrics"]["validation"]["word_f1"] - round(score, 4)) < 1e-4
+
+
 def test_pretraining_corpus_from_a_folder(tmp_path):
     write_dataset(tmp_path, n=2)
     seqs = sequences_from_html(tmp_path, progress=False)

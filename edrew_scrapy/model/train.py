@@ -28,6 +28,7 @@ from ..page import Page
 from .elmo import ElmoBiLm, char_tensor, default_options, pool_sequences
 from .features import page_features, retps_tokens, text_words
 from .head import Head, head_config
+from .files import write_card
 from .scorer import save_model
 
 UNK, BOS, EOS = "<UNK>", "<S>", "</S>"
@@ -645,6 +646,15 @@ def train(config: TrainConfig) -> dict:
         }
         written = save_model(target, options, bilm.cpu(), head.cpu(), card)
         bilm.to(device)
+        if region_share is not None:
+            # A main-content model is used through extract.score_pages, which leaves the nodes its rules
+            # settle unscored, so the head reads each page without them and the other scores move: the
+            # threshold and the metrics are taken again on exactly that, from the files just written.
+            threshold, metrics = _choose_on_shipped_path(target, pages, labels, references, val_idx, test_idx,
+                                                         region_share, lambda probs, t: val_score(probs, t))
+            card.update(threshold=threshold, metrics=metrics)
+            card["training"]["threshold_scores"] = "extract.score_pages (settled nodes unscored)"
+            written = write_card(target, dict(card, head=head.config))
         plot_curves(target / "training.png",
                     {"pretrain biLM loss": pre_curve, "head train loss": curves["train_loss"],
                      f"validation {metric}-F1": curves["val_score"]},
@@ -673,6 +683,27 @@ def reuse_bilm(directory: Path) -> Tuple[dict, ElmoBiLm, dict]:
         raise ValueError(f"cannot reuse the biLM: {exc}") from None
     earlier = dict(card.get("training", {}).get("pretrain") or {})
     return options, bilm, dict(earlier, reused_from=str(directory), seconds=0.0)
+
+
+def shipped_probs(directory: Path, pages: Sequence[Page]) -> List[np.ndarray]:
+    """P(relevant) per node as extract() computes it with the model in `directory`, page by page."""
+    from ..extract import score_pages
+    from .scorer import load_model
+
+    scorer = load_model(directory)
+    return [np.asarray(score_pages(scorer, [page])[0]) for page in pages]
+
+
+def _choose_on_shipped_path(directory: Path, pages, labels, references, val_idx, test_idx, region_share,
+                            val_score: Callable) -> Tuple[float, dict]:
+    """(threshold, metrics) of a written main-content model, both on extract()'s scores."""
+    val_probs = shipped_probs(directory, [pages[i] for i in val_idx])
+    threshold, _ = choose_threshold(lambda t: val_score(val_probs, t))
+    metrics = {"validation": _metrics(val_probs, val_idx, pages, labels, references, threshold, region_share)}
+    if test_idx:
+        test_probs = shipped_probs(directory, [pages[i] for i in test_idx])
+        metrics["test"] = _metrics(test_probs, test_idx, pages, labels, references, threshold, region_share)
+    return threshold, metrics
 
 
 def _metrics(probs, idx, pages, labels, references, threshold, region_share=None) -> dict:
