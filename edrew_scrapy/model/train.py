@@ -651,7 +651,7 @@ def train(config: TrainConfig) -> dict:
             # settle unscored, so the head reads each page without them and the other scores move: the
             # threshold and the metrics are taken again on exactly that, from the files just written.
             threshold, metrics = _choose_on_shipped_path(target, pages, labels, references, val_idx, test_idx,
-                                                         region_share, lambda probs, t: val_score(probs, t))
+                                                         region_share, val_score)
             card.update(threshold=threshold, metrics=metrics)
             card["training"]["threshold_scores"] = "extract.score_pages (settled nodes unscored)"
             written = write_card(target, dict(card, head=head.config))
