@@ -75,13 +75,18 @@ def test_region_share_follows_the_metric_unless_given(tmp_path):
     assert _region_share(cfg, "word") is None
 
 
-def test_head_with_a_region_share_writes_it_to_the_card(tmp_path):
+def train_main_content(tmp_path, variant):
+    """A main-content model (word metric, automatic region share) in tmp_path/region."""
     (tmp_path / "data").mkdir()
     write_dataset(tmp_path / "data")
-    cfg = config(tmp_path, "region", variants=("c",))
+    cfg = config(tmp_path, "region", variants=(variant,))
     cfg.metric, cfg.region_share = "word", "auto"
     train(cfg)
-    scorer = load_model(tmp_path / "region")
+    return load_model(tmp_path / "region")
+
+
+def test_head_with_a_region_share_writes_it_to_the_card(tmp_path):
+    scorer = train_main_content(tmp_path, "c")
     assert scorer.card["region_share"] == 0.7 == scorer.region_share
     assert scorer.card["threshold_metric"] == "word"
 
@@ -93,12 +98,7 @@ def test_main_content_threshold_is_chosen_on_the_scores_extract_computes(tmp_pat
     from edrew_scrapy.evaluate import reference_text
     from edrew_scrapy.model.train import page_word_f1, shipped_probs
 
-    (tmp_path / "data").mkdir()
-    write_dataset(tmp_path / "data")
-    cfg = config(tmp_path, "region", variants=("d",))
-    cfg.metric, cfg.region_share = "word", "auto"
-    train(cfg)
-    card = load_model(tmp_path / "region").card
+    card = train_main_content(tmp_path, "d").card
     assert card["training"]["threshold_scores"].startswith("extract.score_pages")
     labelled = [lp for lp in simple.iter_pages(tmp_path / "data") if lp.page.nodes]
     _train, val_idx, _test = split_by_group([lp.domain for lp in labelled], 0.25, 0.25, seed=5)

@@ -621,12 +621,15 @@ def train(config: TrainConfig) -> dict:
                                lambda probs: choose_threshold(lambda t: val_score(probs, t))[1],
                                epochs=config.epochs, minutes=minutes_left, seed=config.seed,
                                progress=config.progress)
-        val_probs = predict(head, enc, val_idx)
-        threshold, best_val = choose_threshold(lambda t: val_score(val_probs, t))
-        metrics = {"validation": _metrics(val_probs, val_idx, pages, labels, references, threshold, region_share)}
-        if test_idx:
-            metrics["test"] = _metrics(predict(head, enc, test_idx), test_idx, pages, labels, references, threshold,
-                                       region_share)
+        if region_share is None:
+            val_probs = predict(head, enc, val_idx)
+            threshold, _ = choose_threshold(lambda t: val_score(val_probs, t))
+            metrics = {"validation": _metrics(val_probs, val_idx, pages, labels, references, threshold, None)}
+            if test_idx:
+                metrics["test"] = _metrics(predict(head, enc, test_idx), test_idx, pages, labels, references,
+                                           threshold, None)
+        else:  # chosen below, once the files exist, on the scores extract() computes from them
+            threshold, metrics = 0.5, {}
         head_seconds = time.monotonic() - t0
         target = out if len(config.variants) == 1 else out / f"variant-{variant}"
         card = {
@@ -648,12 +651,15 @@ def train(config: TrainConfig) -> dict:
         bilm.to(device)
         if region_share is not None:
             # A main-content model is used through extract.score_pages, which leaves the nodes its rules
-            # settle unscored, so the head reads each page without them and the other scores move: the
-            # threshold and the metrics are taken again on exactly that, from the files just written.
+            # settle unscored, so the head reads each page without them and the other scores differ from
+            # predict()'s: the threshold and the metrics are taken on exactly that, from the files just written.
             threshold, metrics = _choose_on_shipped_path(target, pages, labels, references, val_idx, test_idx,
                                                          region_share, val_score)
+            head_seconds = time.monotonic() - t0
             card.update(threshold=threshold, metrics=metrics)
-            card["training"]["threshold_scores"] = "extract.score_pages (settled nodes unscored)"
+            card["training"].update(threshold_scores="extract.score_pages (settled nodes unscored)",
+                                    head_seconds=round(head_seconds, 1),
+                                    total_seconds=round(time.monotonic() - started, 1))
             written = write_card(target, dict(card, head=head.config))
         plot_curves(target / "training.png",
                     {"pretrain biLM loss": pre_curve, "head train loss": curves["train_loss"],
