@@ -199,21 +199,28 @@ def test_customer_reviews_are_dropped_on_product_pages_only():
     assert all(relevant_mask(product, [1.0] * len(product.nodes), 0.5))
 
 
-def test_a_main_content_model_that_keeps_nothing_falls_back_to_the_pages_best_nodes():
-    from edrew_scrapy.extract import FALLBACK_SHARE, relevant_mask
+def test_a_main_content_models_threshold_is_at_most_half_the_pages_best_score():
+    from edrew_scrapy.extract import FALLBACK_SHARE, PAGE_BEST_SHARE, relevant_mask
 
     page = _serialized(REGION_HTML)
     scores = [0.30, 0.25, 0.20, 0.10, 0.14]
     assert len(scores) == len(page.nodes) == 5
-    # nothing reaches 0.5: the nodes scoring at least FALLBACK_SHARE of the best (0.30) stay, and the
+    # nothing reaches 0.5: the nodes scoring at least PAGE_BEST_SHARE of the best (0.30) stay, and the
     # main region still applies (the side box's 0.10 and 0.14 are under 0.15 anyway)
     kept = [n.content[:7] for n, k in zip(page.nodes, relevant_mask(page, scores, 0.5, 0.7)) if k]
-    assert FALLBACK_SHARE == 0.5 and kept == ["Council", "The cou", "Work st"]
+    assert PAGE_BEST_SHARE == FALLBACK_SHARE == 0.5 and kept == ["Council", "The cou", "Work st"]
     # attribute models (no region share) keep nothing; so does a page where every score is 0
     assert not any(relevant_mask(page, scores, 0.5))
     assert not any(relevant_mask(page, [0.0] * 5, 0.5, 0.7))
-    # once anything reaches the threshold there is no fallback
-    assert [k for k in relevant_mask(page, [0.6, 0.2, 0.05, 0.01, 0.02], 0.5, 0.7)] == [True] + [False] * 4
+    # the best node reaches the threshold but scores under twice it: the threshold is half the best (0.35)
+    assert relevant_mask(page, [0.7, 0.4, 0.38, 0.3, 0.02], 0.5, 0.7) == [True, True, True, False, False]
+    # a best node of twice the threshold or more leaves the threshold as it is (never raises it)
+    assert relevant_mask(page, [0.99, 0.45, 0.42, 0.3, 0.02], 0.4, 0.7) == [True, True, True, False, False]
+    # settled nodes do not set the page's best: with the <nav>'s 0.9 counted the threshold would be 0.45
+    nav = _serialized("<html><body><nav><a href='/'>Home page of the council</a></nav>"
+                      "<main><p>The council met on Monday.</p><p>Budget notes follow here.</p></main></body></html>")
+    assert [n.boilerplate for n in nav.nodes] == ["nav", "", ""]
+    assert relevant_mask(nav, [0.9, 0.3, 0.2], 0.5, 0.7) == [False, True, True]
 
 
 def test_text_for_screen_readers_only_is_not_main_content():
