@@ -75,12 +75,12 @@ def test_region_share_follows_the_metric_unless_given(tmp_path):
     assert _region_share(cfg, "word") is None
 
 
-def train_main_content(tmp_path, variant):
+def train_main_content(tmp_path, variant, skip_settled=False):
     """A main-content model (word metric, automatic region share) in tmp_path/region."""
     (tmp_path / "data").mkdir()
     write_dataset(tmp_path / "data")
     cfg = config(tmp_path, "region", variants=(variant,))
-    cfg.metric, cfg.region_share = "word", "auto"
+    cfg.metric, cfg.region_share, cfg.skip_settled = "word", "auto", skip_settled
     train(cfg)
     return load_model(tmp_path / "region")
 
@@ -159,3 +159,33 @@ def test_head_only_training_refuses_a_broken_biLM(tmp_path):
     cfg.bilm_from = tmp_path / "missing"
     with pytest.raises(ValueError, match="cannot reuse the biLM"):
         train(cfg)
+
+
+def test_a_head_can_train_on_pages_as_it_scores_them(tmp_path):
+    # extract() scores a page without the nodes its rules settle (Scorer.score(skip=settled)); with
+    # skip_settled the head is trained on the same node sequences, and predict() realigns with page.nodes
+    from edrew_scrapy.data import simple
+    from edrew_scrapy.extract import settled
+    from edrew_scrapy.model.scorer import load_head
+    from edrew_scrapy.model.train import encode_pages, predict, reuse_bilm, shipped_probs
+
+    scorer = train_main_content(tmp_path, "d", skip_settled=True)
+    assert scorer.card["training"]["head_pages"] == "without the nodes extract.settled marks"
+    labelled = [lp for lp in simple.iter_pages(tmp_path / "data") if lp.page.nodes]
+    pages = [lp.page for lp in labelled]
+    _options, bilm, _info = reuse_bilm(tmp_path / "region")
+    enc = encode_pages(bilm, pages, [lp.labels for lp in labelled], progress=False, skip=settled)
+    for page, item in zip(pages, enc.pages):
+        kept = [n.index for n in page.nodes if not settled(n)]
+        assert 0 < len(kept) < len(page.nodes)  # the <nav> and the page <footer> are left out
+        assert item["at"].tolist() == kept and len(item["y"]) == len(kept) == item["feats"].shape[0]
+    probs = predict(load_head(tmp_path / "region", scorer.card), enc, range(len(pages)))
+    expected = shipped_probs(tmp_path / "region", pages)
+    for page, p, e in zip(pages, probs, expected):
+        assert p.shape == (len(page.nodes),)
+        assert all(p[n.index] == 0.0 for n in page.nodes if settled(n))
+        assert np.allclose(p, e, atol=5e-3)  # training's encodings are stored in float16
+
+
+def test_heads_train_on_whole_pages_by_default(tmp_path):
+    assert train_main_content(tmp_path, "c").card["training"]["head_pages"] == "whole pages"

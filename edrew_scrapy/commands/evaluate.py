@@ -54,6 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="--train-model: reuse this model folder's biLM and train only the head; "
                              "'{split}' in DIR is replaced by the split's name, so that each fold reuses a "
                              "biLM pre-trained without its test pages (e.g. an earlier run's OUT/models/{split})")
+    parser.add_argument("--train-skip-settled", action="store_true",
+                        help="--train-model: the head trains on pages without the nodes extraction's rules "
+                             "settle (edrew train --skip-settled)")
     parser.add_argument("--train-seed", type=int, default=None,
                         help="--train-model: the training seed (head initialisation, batch order, validation "
                              "domains), without changing the folds that --seed draws (default: --seed)")
@@ -182,7 +185,7 @@ def train_on(args, pages: Sequence, model_dir: Path, split_name: str):
                              pretrain_minutes=args.train_pretrain_minutes,
                              pretrain_steps=args.train_pretrain_steps, epochs=args.train_epochs,
                              device=args.train_device, progress=not args.no_progress,
-                             region_share=args.region_share,
+                             region_share=args.region_share, skip_settled=args.train_skip_settled,
                              seed=args.seed if args.train_seed is None else args.train_seed,
                              bilm_from=Path(args.train_bilm.replace("{split}", model_dir.name))
                              if args.train_bilm else None,
