@@ -122,14 +122,17 @@ def predictor_extractor(predict: Callable) -> Extractor:
 
 
 def scorer_extractor(scorer, threshold: Optional[float] = None) -> Extractor:
-    """Our model: the nodes extract() keeps (threshold: the model's own unless given)."""
-    from .extract import relevant_mask, score_pages
+    """Our model: the nodes extract() keeps (threshold: the model's own, capped on each page as extract()
+    caps it, unless given)."""
+    from .extract import PAGE_BEST_SHARE, relevant_mask, score_pages
 
     cut = scorer.threshold if threshold is None else threshold
+    best_share = PAGE_BEST_SHARE if threshold is None else None
 
     def run(lp: LabelledPage):
         probs = score_pages(scorer, [lp.page])[0] if lp.page.nodes else np.zeros(0)
-        pred = [int(k) for k in relevant_mask(lp.page, probs, cut, getattr(scorer, "region_share", None))]
+        pred = [int(k) for k in relevant_mask(lp.page, probs, cut, getattr(scorer, "region_share", None),
+                                              best_share)]
         return predicted_text(lp, pred), pred
     return run
 

@@ -180,7 +180,7 @@ FALLBACK_SHARE = PAGE_BEST_SHARE
 
 
 def relevant_mask(page: Page, scores: Sequence[float], threshold: float,
-                  region_share: Optional[float] = None) -> List[bool]:
+                  region_share: Optional[float] = None, best_share: Optional[float] = PAGE_BEST_SHARE) -> List[bool]:
     """Which nodes of a page are relevant content: `is_relevant` per node, then (region_share given:
     a main-content model) without text for screen readers only or of form controls (`in_form_control`),
     without customer reviews on a product page, only the nodes inside the page's main region
@@ -208,13 +208,14 @@ def relevant_mask(page: Page, scores: Sequence[float], threshold: float,
     few items or nothing (an empty item for the user), while the ranking within the page was right. In
     cross-validation on WCXB, with each fold's threshold chosen on its validation pages either way, this
     gave 0.858 instead of 0.848 (collections +0.05, listings +0.07; docs/evaluation.md). Before, the
-    page's best applied only where nothing reached the threshold. Attribute models keep nothing when
-    nothing qualifies: a page need not hold the attribute.
+    page's best applied only where nothing reached the threshold. `best_share` None (or 0) turns the cap
+    off: extract() does so for a threshold the caller gives, which then holds on every page. Attribute
+    models keep nothing when nothing qualifies: a page need not hold the attribute.
     """
-    if region_share is not None:
+    if region_share is not None and best_share:
         best = _best_unsettled(page.nodes, scores)
         if best > 0.0:
-            threshold = min(threshold, PAGE_BEST_SHARE * best)
+            threshold = min(threshold, best_share * best)
     return _decide(page, scores, threshold, region_share)
 
 
@@ -292,13 +293,16 @@ def _as_page(item: PageInput) -> Page:
 
 def extract(pages_or_html: Union[PageInput, Sequence[PageInput]], scorer=None,
             threshold: Optional[float] = None) -> List[Extraction]:
-    """One Extraction per input, in input order. Nodes with P(relevant) >= threshold are kept
-    (the model's own threshold unless given). A single Page or HTML string counts as a list of one."""
+    """One Extraction per input, in input order. Nodes with P(relevant) >= threshold are kept: the model's
+    own threshold, which a main-content model caps on each page at PAGE_BEST_SHARE of the page's best score
+    (relevant_mask), or the `threshold` given, as given on every page. A single Page or HTML string counts
+    as a list of one."""
     if isinstance(pages_or_html, (Page, str, bytes, bytearray)):
         pages_or_html = [pages_or_html]
     pages = [_as_page(item) for item in pages_or_html]
     scorer = scorer if scorer is not None else _default_scorer()
     cut = scorer.threshold if threshold is None else float(threshold)
+    best_share = PAGE_BEST_SHARE if threshold is None else None
     scored = [p for p in pages if p.nodes]
     scores = iter(score_pages(scorer, scored)) if scored else iter(())
     results = []
@@ -307,7 +311,7 @@ def extract(pages_or_html: Union[PageInput, Sequence[PageInput]], scorer=None,
             results.append(Extraction(url=page.url, title=page.title, text="", skipped=page.skipped or "no-text"))
             continue
         probs = next(scores)
-        mask = relevant_mask(page, probs, cut, getattr(scorer, "region_share", None))
+        mask = relevant_mask(page, probs, cut, getattr(scorer, "region_share", None), best_share)
         kept = [ExtractedNode(content=n.content, score=round(float(s), 6), path=n.path, images=list(n.images),
                               index=n.index)
                 for n, s, k in zip(page.nodes, probs, mask) if k]

@@ -307,3 +307,30 @@ def test_main_content_models_do_not_score_settled_nodes(model_dir):
     assert calls[-1] is None
     [result] = extract(page, scorer=Spy(override_region_share(scorer, 0.7)))
     assert calls[-1] is settled and "Home" not in result.text
+
+
+class _FixedScorer:
+    """A main-content model stand-in: fixed scores, the card's threshold 0.5, region share 0.7."""
+
+    threshold = 0.5
+    region_share = 0.7
+
+    def __init__(self, scores):
+        self.scores = scores
+
+    def score(self, pages, skip=None):
+        import numpy as np
+
+        return [np.asarray(self.scores, dtype=np.float32) for _ in pages]
+
+
+def test_a_threshold_the_caller_gives_holds_on_every_page():
+    from edrew_scrapy.extract import extract
+
+    scorer = _FixedScorer([0.45, 0.4, 0.38, 0.1, 0.02])
+    # the model's own threshold (0.5) is capped at half the page's best (0.225): the article's three nodes
+    capped = extract(REGION_HTML, scorer=scorer)[0]
+    assert [n.content[:7] for n in capped.nodes] == ["Council", "The cou", "Work st"]
+    # a threshold the caller gives is taken as given: nothing reaches 0.5 here, nor 0.42 beyond the title
+    assert extract(REGION_HTML, scorer=scorer, threshold=0.5)[0].nodes == []
+    assert [n.content[:7] for n in extract(REGION_HTML, scorer=scorer, threshold=0.42)[0].nodes] == ["Council"]
