@@ -179,8 +179,8 @@ PAGE_BEST_SHARE = 0.5
 FALLBACK_SHARE = PAGE_BEST_SHARE
 
 
-def relevant_mask(page: Page, scores: Sequence[float], threshold: float,
-                  region_share: Optional[float] = None, best_share: Optional[float] = PAGE_BEST_SHARE) -> List[bool]:
+def relevant_mask(page: Page, scores: Sequence[float], threshold: float, region_share: Optional[float] = None,
+                  best_share: Optional[float] = PAGE_BEST_SHARE) -> List[bool]:
     """Which nodes of a page are relevant content: `is_relevant` per node, then (region_share given:
     a main-content model) without text for screen readers only or of form controls (`in_form_control`),
     without customer reviews on a product page, only the nodes inside the page's main region

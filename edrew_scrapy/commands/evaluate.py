@@ -33,8 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--labels", default=None, help="simple format: the label file (default PATH/labels.jsonl)")
     parser.add_argument("--model", default=None,
                         help="model folder to evaluate ('default' for the shipped model)")
-    parser.add_argument("--threshold", type=float, default=None, help="a fixed threshold on every page instead of the model's (which a main-content model "
-                             "caps on each page at half the page's best score)")
+    parser.add_argument("--threshold", type=float, default=None,
+                        help="a fixed threshold on every page instead of the model's, which a main-content "
+                             "model caps on each page at half the page's best score")
     add_region_share(parser, "the model card's (a model trained with --train-model: as edrew train's auto)")
     parser.add_argument("--train-model", action="store_true",
                         help="cross-validate our model: train it (edrew train's entry point) on each split's "

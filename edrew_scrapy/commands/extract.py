@@ -21,8 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None, help="model directory (default: the shipped models/default)")
     parser.add_argument("--backend", choices=("native", "allennlp"), default="native")
     parser.add_argument("--format", choices=("jsonl", "text"), default="jsonl")
-    parser.add_argument("--threshold", type=float, default=None, help="a fixed threshold on every page instead of the model's (which a main-content model "
-                             "caps on each page at half the page's best score)")
+    parser.add_argument("--threshold", type=float, default=None,
+                        help="a fixed threshold on every page instead of the model's, which a main-content "
+                             "model caps on each page at half the page's best score")
     add_region_share(parser, "the model card's")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per URL fetch")
 
