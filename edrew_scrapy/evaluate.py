@@ -122,17 +122,14 @@ def predictor_extractor(predict: Callable) -> Extractor:
 
 
 def scorer_extractor(scorer, threshold: Optional[float] = None) -> Extractor:
-    """Our model: the nodes extract() keeps (threshold: the model's own, capped on each page as extract()
-    caps it, unless given)."""
-    from .extract import PAGE_BEST_SHARE, relevant_mask, score_pages
-
-    cut = scorer.threshold if threshold is None else threshold
-    best_share = PAGE_BEST_SHARE if threshold is None else None
+    """Our model: the nodes extract() keeps, by extract()'s own decision (the model's threshold, capped on
+    each page for a main-content model, unless `threshold` is given)."""
+    from .extract import extract
 
     def run(lp: LabelledPage):
-        probs = score_pages(scorer, [lp.page])[0] if lp.page.nodes else np.zeros(0)
-        pred = [int(k) for k in relevant_mask(lp.page, probs, cut, getattr(scorer, "region_share", None),
-                                              best_share)]
+        [result] = extract([lp.page], scorer=scorer, threshold=threshold)
+        kept = {n.index for n in result.nodes}
+        pred = [int(i in kept) for i in range(len(lp.page.nodes))]
         return predicted_text(lp, pred), pred
     return run
 
