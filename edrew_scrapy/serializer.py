@@ -436,7 +436,7 @@ if tuple(f.name for f in fields(Node)) != _NODE_FIELDS:
 _NAME_INFOS: dict = {}
 
 
-def _name_infos(cfg: SerializerConfig) -> dict:
+def _name_infos(cfg: SerializerConfig) -> tuple:
     """Per-tag-name facts for _open and the start tags build() handles apart, shared by the pages of
     one tag configuration."""
     key = (cfg.wrapper_tags, cfg.repeating_tags, cfg.skip_with_content, cfg.skip_tags)
