@@ -99,12 +99,16 @@ def in_customer_reviews(node) -> bool:
 
 
 # Utility classes that hide text from the eye and keep it for screen readers (Bootstrap 3 and 5, WordPress,
-# Drupal, Amazon, Korean sites' "blind"): the text is not on the page a reader sees. Matched as whole
-# class names on the node's reTPS.
+# Drupal, Amazon, Korean sites' "blind"; and, taken from the design systems' own documentation rather
+# than from the data, Stack Exchange's Stacks, Foundation, the US and UK government systems, Angular CDK,
+# Salesforce Lightning): the text is not on the page a reader sees. Matched as whole class names on the
+# node's reTPS.
 SCREEN_READER_CLASSES = frozenset({
     "sr-only", "visually-hidden", "visuallyhidden", "screen-reader-text", "screen-reader-only",
     "screenreader-only", "sr-text", "a11y-hidden", "u-visually-hidden", "hidden-visually", "element-invisible",
     "assistive-text", "offscreen", "a-offscreen", "blind",
+    "sr-only-focusable", "visually-hidden-focusable", "is-visually-hidden", "v-visible-sr", "show-for-sr",
+    "usa-sr-only", "govuk-visually-hidden", "cdk-visually-hidden", "slds-assistive-text",
 })
 
 

@@ -236,6 +236,18 @@ def test_text_for_screen_readers_only_is_not_main_content():
     assert all(relevant_mask(page, [0.9] * len(page.nodes), 0.5))  # attribute models keep it
 
 
+def test_design_systems_screen_reader_classes_count_too():
+    from edrew_scrapy.extract import for_screen_readers_only
+
+    page = _serialized("<main><div class='answer'><p>Press Ctrl+Tab to move between the panes.</p>"
+                       "<span class='v-visible-sr'>silver badges</span>"
+                       "<div class='show-for-sr'>Opens a dialog</div>"
+                       "<span class='govuk-visually-hidden'>Step 2 of 4</span>"
+                       "<p class='show-for-small'>Shown on phones, seen by everyone who uses one.</p></div></main>")
+    hidden = [n.content for n in page.nodes if for_screen_readers_only(n)]
+    assert hidden == ["silver badges", "Opens a dialog", "Step 2 of 4"]
+
+
 RESPONSIVE_HTML = """<html><body><main><div class="product">
 <h1>Speckled mug</h1>
 <div class="product-description hidden-md-up"><p>A wheel-thrown mug in speckled white glaze.</p></div>
