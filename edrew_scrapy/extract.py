@@ -177,7 +177,8 @@ def score_pages(scorer, pages: Sequence[Page]) -> List:
 
 
 # A main-content model's threshold on a page is never above this share of the page's best score: what
-# scores at least half as high as the page's best node is kept (see relevant_mask).
+# scores at least half as high as the page's best node is kept (see relevant_mask). With a card threshold
+# of 0.5 or more, as the shipped default's, that is the decision on every page.
 PAGE_BEST_SHARE = 0.5
 # its name when it applied only to pages where nothing reached the threshold (before 24 Nov 2026)
 FALLBACK_SHARE = PAGE_BEST_SHARE
@@ -212,7 +213,9 @@ def relevant_mask(page: Page, scores: Sequence[float], threshold: float, region_
     few items or nothing (an empty item for the user), while the ranking within the page was right. In
     cross-validation on WCXB, with each fold's threshold chosen on its validation pages either way, this
     gave 0.858 instead of 0.848 (collections +0.05, listings +0.07; docs/evaluation.md). Before, the
-    page's best applied only where nothing reached the threshold. `best_share` None (or 0) turns the cap
+    page's best applied only where nothing reached the threshold. A probability is below 1, so with a
+    threshold of 0.5 or more (the shipped default's is 0.5) the cap binds on every page and the rule is
+    purely relative: keep what scores at least half the page's best. `best_share` None (or 0) turns the cap
     off: extract() does so for a threshold the caller gives, which then holds on every page. Attribute
     models keep nothing when nothing qualifies: a page need not hold the attribute.
     """
