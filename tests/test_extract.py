@@ -134,7 +134,23 @@ def test_nodes_with_document_order_paths_are_never_dropped_by_the_region():
     assert mask == [False, True, True, True]
 
 
-def test_extract_uses_the_models_region_share_and_it_can_be_turned_off(model_dir):
+@pytest.fixture
+def sure_of_the_article(monkeypatch):
+    """Scores that prefer the article's nodes, so that which nodes the region keeps does not hang on the
+    random tiny model (whose scores differ in the third decimal, and whose most confident node the region
+    would widen to hold)."""
+    import numpy as np
+
+    from edrew_scrapy.model.scorer import Scorer
+
+    def score(self, pages, skip=None):
+        return [np.array([0.6 if "Another" in n.content or n.content == "Related" else 0.9 for n in page.nodes],
+                         dtype=np.float32) for page in pages]
+
+    monkeypatch.setattr(Scorer, "score", score)
+
+
+def test_extract_uses_the_models_region_share_and_it_can_be_turned_off(model_dir, sure_of_the_article):
     from edrew_scrapy.extract import override_region_share
 
     scorer = load_model(model_dir)
@@ -162,7 +178,7 @@ def test_a_card_with_a_bad_region_share_is_a_model_error(tmp_path):
     assert load_model(tmp_path).region_share == 0.7
 
 
-def test_cli_region_share_option(model_dir, tmp_path, capsys):
+def test_cli_region_share_option(model_dir, tmp_path, capsys, sure_of_the_article):
     page = tmp_path / "page.html"
     page.write_text(REGION_HTML, encoding="utf-8")
     args = ["extract", str(page), "--model", str(model_dir), "--threshold", "0", "--format", "text"]
@@ -346,3 +362,28 @@ def test_a_threshold_the_caller_gives_holds_on_every_page():
     # a threshold the caller gives is taken as given: nothing reaches 0.5 here, nor 0.42 beyond the title
     assert extract(REGION_HTML, scorer=scorer, threshold=0.5)[0].nodes == []
     assert [n.content[:7] for n in extract(REGION_HTML, scorer=scorer, threshold=0.42)[0].nodes] == ["Council"]
+
+
+SHOP_HTML = """<html><body><div class="product"><h1>The River Bridge</h1>
+<p>A history of the old river bridge, from the first ferry to the new deck, told by the people who crossed it.</p></div>
+<ul class="recommended">""" + "".join(
+    f"<li>Another book in the series number {i} with a long title that readers also bought</li>" for i in range(12)
+) + "</ul></body></html>"
+
+
+def test_the_region_widens_to_hold_the_most_confident_node():
+    # The list of recommendations holds more than 70 % of the kept words, so the region alone would be the
+    # list and would cut the description, the one node the model is sure of (an unseen bookshop did this).
+    from edrew_scrapy.extract import main_region, relevant_mask
+
+    page = _serialized(SHOP_HTML)
+    scores = [0.9 if n.content.startswith("A history") else 0.6 for n in page.nodes]
+    everything = [True] * len(page.nodes)
+    assert "/ul[1]" in main_region(page.nodes, everything, 0.7)
+    kept = [n.content for n, k in zip(page.nodes, relevant_mask(page, scores, 0.5, 0.7)) if k]
+    assert any(c.startswith("A history") for c in kept)
+    assert any(c.startswith("Another book") for c in kept)  # widened, not moved: the list stays
+    # the most confident node inside the list: the region is the list, as before
+    scores = [0.9 if n.content.startswith("Another book in the series number 3 ") else 0.6 for n in page.nodes]
+    kept = [n.content for n, k in zip(page.nodes, relevant_mask(page, scores, 0.5, 0.7)) if k]
+    assert kept and all(c.startswith("Another book") for c in kept)
