@@ -189,3 +189,26 @@ def test_a_head_can_train_on_pages_as_it_scores_them(tmp_path):
 
 def test_heads_train_on_whole_pages_by_default(tmp_path):
     assert train_main_content(tmp_path, "c").card["training"]["head_pages"] == "whole pages"
+
+
+def test_a_head_can_read_fewer_features_as_older_models_do(tmp_path):
+    # `edrew train --features 16` reproduces models/default's head, trained before the declared-kind features
+    import pytest
+
+    from edrew_scrapy.model.features import N_FEATURES, page_features
+    from edrew_scrapy.data import simple
+
+    (tmp_path / "data").mkdir()
+    write_dataset(tmp_path / "data")
+    cfg = config(tmp_path, "f16", variants=("d",))
+    cfg.n_features = 16
+    train(cfg)
+    scorer = load_model(tmp_path / "f16")
+    assert scorer.card["head"]["n_features"] == 16 < N_FEATURES
+    pages = [lp.page for lp in simple.iter_pages(tmp_path / "data") if lp.page.nodes]
+    assert page_features(pages[0], 16).shape[1] == 16
+    scores = scorer.score(pages)
+    assert all(s.shape == (len(p.nodes),) and np.all((s >= 0) & (s <= 1)) for s, p in zip(scores, pages))
+    cfg.n_features = N_FEATURES + 1
+    with pytest.raises(ValueError, match="--features must be"):
+        train(cfg)

@@ -52,6 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="train a main-content model's head on pages without the nodes that extraction's "
                              "rules settle whatever their score, as it reads them when it scores (an ablation: "
                              "not better on WCXB; default: whole pages)")
+    parser.add_argument("--features", type=int, default=None, metavar="N",
+                        help="shallow features the head reads: the first N (16: without the four declared-kind "
+                             "features, as models/default was trained; default: all of them)")
     parser.add_argument("--no-progress", action="store_true")
 
 
@@ -103,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
         labels_file=Path(args.labels) if args.labels else None, progress=not args.no_progress,
         metric=args.metric, region_share=args.region_share, device=args.device, bilm_from=_model_dir(args.bilm),
         skip_settled=args.skip_settled,
+        **({} if args.features is None else {"n_features": args.features}),
         command="edrew train " + " ".join(sys.argv[2:] if len(sys.argv) > 2 else []),
     )
     try:

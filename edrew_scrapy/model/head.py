@@ -24,12 +24,15 @@ VARIANTS = {
 
 
 def head_config(variant: str, elmo_dim: int, n_layers: int, token_dim: int, node_dim: int = 48,
-                context_dim: int = 32, text_dim: int = 32, dropout: float = 0.2) -> dict:
+                context_dim: int = 32, text_dim: int = 32, dropout: float = 0.2,
+                n_features: int = N_FEATURES) -> dict:
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(VARIANTS)})")
+    if not (isinstance(n_features, int) and 0 < n_features <= N_FEATURES):
+        raise ValueError(f"n_features must be 1..{N_FEATURES} (the first n of features.FEATURE_NAMES), got {n_features!r}")
     return dict(VARIANTS[variant], variant=variant, elmo_dim=elmo_dim, n_layers=n_layers,
                 token_dim=token_dim, node_dim=node_dim, context_dim=context_dim, text_dim=text_dim,
-                n_features=N_FEATURES, dropout=dropout)
+                n_features=n_features, dropout=dropout)
 
 
 class Head(nn.Module):
