@@ -46,7 +46,7 @@ def main(argv=None) -> int:
     import torch
     from tqdm import tqdm
 
-    from edrew_scrapy.data.swde import _page_files, load_groundtruth, site_folders
+    from edrew_scrapy.data.swde import page_files, load_groundtruth, site_folders
     from edrew_scrapy.data import read_source
     from edrew_scrapy.extract import extract
     from edrew_scrapy.model.scorer import load_model
@@ -62,7 +62,7 @@ def main(argv=None) -> int:
     for vertical, site, folder in site_folders(args.swde):
         truth = load_groundtruth(args.swde, vertical, site)
         hit, total = Counter(), Counter()
-        files = [(pid, path) for pid, path in _page_files(folder) if pid in truth][: args.pages]
+        files = [(pid, path) for pid, path in page_files(folder) if pid in truth][: args.pages]
         for pid, path in tqdm(files, desc=site, unit="page", file=sys.stderr):
             data = read_source(path)
             page = serialize(data)

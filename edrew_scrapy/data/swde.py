@@ -56,7 +56,8 @@ def load_groundtruth(root, vertical: str, site: str,
     return dict(out)
 
 
-def _page_files(folder: Path) -> List[Tuple[str, Path]]:
+def page_files(folder: Path) -> List[Tuple[str, Path]]:
+    """(page id, file) for each page of a site folder, in page-id order; .htm(l) and .htm(l).gz alike."""
     files = {}
     for p in folder.iterdir():
         name = p.name
@@ -77,7 +78,7 @@ def iter_pages(root, sites: Optional[Iterable[str]] = None, attrs: Optional[Iter
         if wanted is not None and site not in wanted:
             continue
         truth = load_groundtruth(root, vertical, site, attrs)
-        for page_id, path in _page_files(folder):
+        for page_id, path in page_files(folder):
             data = read_source(path)
             m = _BASE.search(data[:2048])
             url = m.group(1).decode("latin-1") if m else None
