@@ -64,9 +64,14 @@ def test_cli_head_only_folds_reuse_each_splits_biLM(tmp_path):
     base = ["evaluate", "--dataset", "swde", str(DATA / "swde"), "--split", "cross-site", "--extractors", "none",
             "--train-model", "--train-minutes", "0.05", "--no-progress", "--only-split", "test=inkwell"]
     assert main(base + ["--out", str(tmp_path / "a")]) == 0
-    assert main(base + ["--out", str(tmp_path / "b"), "--train-bilm", str(tmp_path / "a" / "models" / "{split}")]) == 0
+    assert main(base + ["--out", str(tmp_path / "b"), "--train-bilm", str(tmp_path / "a" / "models" / "{split}"),
+                        "--train-features", "16"]) == 0
     card = json.loads((tmp_path / "b" / "models" / "test_inkwell" / "card.json").read_text())
     assert card["training"]["pretrain"]["reused_from"] == str(tmp_path / "a" / "models" / "test_inkwell")
+    # the head reads models/default's 16 features; the first run's head all of them
+    assert card["head"]["n_features"] == 16
+    first = json.loads((tmp_path / "a" / "models" / "test_inkwell" / "card.json").read_text())
+    assert first["head"]["n_features"] > 16
 
 
 def test_cli_names_a_device_it_cannot_train_on(tmp_path, capsys):

@@ -59,6 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train-skip-settled", action="store_true",
                         help="--train-model: the head trains on pages without the nodes extraction's rules "
                              "settle (edrew train --skip-settled)")
+    parser.add_argument("--train-features", type=int, default=None, metavar="N",
+                        help="--train-model: the head reads the first N shallow features (edrew train "
+                             "--features; 16 is models/default's set; default: all of them)")
     parser.add_argument("--train-seed", type=int, default=None,
                         help="--train-model: the training seed (head initialisation, batch order, validation "
                              "domains), without changing the folds that --seed draws (default: --seed)")
@@ -191,7 +194,8 @@ def train_on(args, pages: Sequence, model_dir: Path, split_name: str):
                              seed=args.seed if args.train_seed is None else args.train_seed,
                              bilm_from=Path(args.train_bilm.replace("{split}", model_dir.name))
                              if args.train_bilm else None,
-                             command=f"edrew evaluate --train-model ({split_name})")
+                             command=f"edrew evaluate --train-model ({split_name})",
+                             **({} if args.train_features is None else {"n_features": args.train_features}))
         try:
             summary = train(config)
         except ValueError as exc:  # e.g. too few training pages in this split
