@@ -212,3 +212,26 @@ def test_a_head_can_read_fewer_features_as_older_models_do(tmp_path):
     cfg.n_features = N_FEATURES + 1
     with pytest.raises(ValueError, match="--features must be"):
         train(cfg)
+
+
+def test_the_card_records_the_epochs_that_retrain_the_same_head(tmp_path):
+    # A budget in minutes ends training wherever the machine has got to; the card says which epoch was
+    # kept, so that `--epochs <best>` with fixed pre-training steps gives the same model anywhere.
+    (tmp_path / "data").mkdir()
+    write_dataset(tmp_path / "data")
+    cfg = config(tmp_path, "long", variants=("d",))
+    cfg.epochs = 6
+    train(cfg)
+    run = load_model(tmp_path / "long").card["training"]["head_epochs"]
+    assert run["epochs_run"] == 6 and run["stopped_by"] == "epochs" and run["best_epoch_whole"] is True
+    # on these pages and seed the validation score peaks before the last epoch (at 4 of 6), so the
+    # short run below does not merely repeat the long one
+    assert 1 <= run["best_epoch"] < run["epochs_run"]
+    again = config(tmp_path, "short", variants=("d",))
+    again.epochs = run["best_epoch"]
+    train(again)
+    short = load_model(tmp_path / "short").card["training"]["head_epochs"]
+    assert short["best_epoch"] == short["epochs_run"] == run["best_epoch"]
+    page = serialize((tmp_path / "data" / "p3.html").read_bytes())
+    assert np.array_equal(load_model(tmp_path / "long").score([page])[0],
+                          load_model(tmp_path / "short").score([page])[0])

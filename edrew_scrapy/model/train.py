@@ -371,8 +371,11 @@ def choose_threshold(score: Callable[[float], float]) -> Tuple[float, float]:
 
 def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequence[int],
                validate: Callable[[List[np.ndarray]], float], *, epochs: int, minutes: float, seed: int,
-               batch_pages: int = 8, lr: float = 3e-3, progress: bool = True) -> Tuple[dict, Dict[str, Curve]]:
-    """Adam on weighted BCE; keeps the state with the best validation score. Returns (state, curves)."""
+               batch_pages: int = 8, lr: float = 3e-3, progress: bool = True) -> Tuple[dict, Dict[str, Curve], dict]:
+    """Adam on weighted BCE; keeps the state with the best validation score. Returns (state, curves, run):
+    `run` says how many epochs ran, which one was kept, and whether the minute budget cut training short.
+    A model whose kept epoch ran whole is retrained exactly, on any machine, with `--epochs <best>`: the
+    shuffles are seeded, and the best of the first `best` epochs is that one."""
     rng = random.Random(seed)
     device = _device_of(head)
     enc = to_device(enc, device)
@@ -386,6 +389,7 @@ def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequ
     optimizer = torch.optim.Adam(head.parameters(), lr=lr)
     curves = {"train_loss": Curve(), "val_score": Curve()}
     best_state, best_score = None, -1.0
+    run = {"epochs_run": 0, "best_epoch": 0, "best_epoch_whole": True, "stopped_by": "epochs"}
     deadline = time.monotonic() + minutes * 60
     for epoch in range(1, epochs + 1):
         head.train()
@@ -397,7 +401,7 @@ def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequ
             chunk = sorted(chunk, key=lambda i: len(enc.pages[i]["y"]))
             batches += [chunk[i: i + batch_pages] for i in range(0, len(chunk), batch_pages)]
         rng.shuffle(batches)
-        total, count = 0.0, 0
+        total, count, whole = 0.0, 0, True
         for batch_idx in _progress(batches, desc=f"train head epoch {epoch}", unit="batch", disable=not progress):
             batch = _batch(enc, [enc.pages[i] for i in batch_idx], device)
             logits = head_logits(head, enc, batch)
@@ -410,19 +414,24 @@ def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequ
             total += loss.item()
             count += 1
             if time.monotonic() > deadline:
+                whole = count == len(batches)
                 break
         curves["train_loss"].add(epoch, total / max(count, 1))
         score = validate(predict(head, enc, val_idx))
         curves["val_score"].add(epoch, score)
         log(f"  epoch {epoch}: train loss {total / max(count, 1):.4f}, validation {score:.4f}")
+        run["epochs_run"] = epoch
         if score > best_score:
             best_score = score
             best_state = {k: v.detach().clone() for k, v in head.state_dict().items()}
+            run.update(best_epoch=epoch, best_epoch_whole=whole)
         if time.monotonic() > deadline:
+            if epoch < epochs:
+                run["stopped_by"] = "minutes"
             break
     head.load_state_dict(best_state)
     head.eval()
-    return best_state, curves
+    return best_state, curves, run
 
 
 # --- splits, plots, the whole run --------------------------------------------------------------------------------
@@ -655,7 +664,7 @@ def train(config: TrainConfig) -> dict:
         minutes_left = max((deadline - t0) / 60 / (len(config.variants) - k), 0.05)
         head = Head(head_config(variant, bilm.output_dim, bilm.num_layers, token_dim,
                                 n_features=config.n_features)).to(device)
-        _, curves = train_head(head, enc, train_idx, val_idx,
+        _, curves, head_run = train_head(head, enc, train_idx, val_idx,
                                lambda probs: choose_threshold(lambda t: val_score(probs, t))[1],
                                epochs=config.epochs, minutes=minutes_left, seed=config.seed,
                                progress=config.progress)
@@ -681,7 +690,7 @@ def train(config: TrainConfig) -> dict:
                 "split_rule": split_rule,
                 "seed": config.seed, "threads": config.threads, "device": device.type, "pretrain": pre_info,
                 "head_pages": "without the nodes extract.settled marks" if skip else "whole pages",
-                "head_seconds": round(head_seconds, 1),
+                "head_seconds": round(head_seconds, 1), "head_epochs": head_run,
                 "total_seconds": round(time.monotonic() - started, 1), "command": config.command,
             },
             "metrics": metrics,
