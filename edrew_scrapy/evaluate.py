@@ -193,7 +193,8 @@ def format_table(rows: Sequence[dict]) -> str:
 
 def write_report(rows: Sequence[dict], results: Sequence[PageResult], out_dir, title: str = "",
                  settings: Optional[dict] = None) -> Dict[str, Path]:
-    """summary.json, summary.csv, pages.csv and chart.png (word-F1 and node-F1 per group) in out_dir."""
+    """summary.json, summary.csv, pages.csv and chart.png (word-F1 and node-F1 per group) in out_dir; no
+    chart when there are no rows."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "summary.json", "csv": out / "summary.csv", "pages": out / "pages.csv",
@@ -209,7 +210,10 @@ def write_report(rows: Sequence[dict], results: Sequence[PageResult], out_dir, t
         w = csv.DictWriter(f, fieldnames=list(PageResult.__dataclass_fields__))
         w.writeheader()
         w.writerows(asdict(r) for r in results)
-    plot_rows(rows, paths["chart"], title)
+    if rows:
+        plot_rows(rows, paths["chart"], title)
+    else:  # nothing was scored (no extractor, no model trained): no chart, and no stale one left behind
+        paths.pop("chart").unlink(missing_ok=True)
     return paths
 
 

@@ -47,12 +47,20 @@ def test_cli_one_split_then_reuse_its_model(tmp_path, capsys, monkeypatch):
     assert main(common + ["--only-split", "test=inkwell"]) == 0
     model = tmp_path / "models" / "test_inkwell"
     assert (model / "card.json").exists() and not (tmp_path / "models" / "test_paperhouse").exists()
-    first = json.loads((tmp_path / "summary.json").read_text())["summary"]
+    report = tmp_path / "splits" / "test_inkwell" / "summary.json"
+    first = json.loads(report.read_text())["summary"]
+    # another split into the same OUT (as folds run in parallel) keeps its own report; this one scores
+    # nothing (inkwell's 2 pages are too few to train on): an empty report, no chart, no crash
+    assert main(common + ["--only-split", "test=paperhouse"]) == 0
+    other = tmp_path / "splits" / "test_paperhouse"
+    assert json.loads((other / "summary.json").read_text())["summary"] == []
+    assert (other / "pages.csv").exists() and not (other / "chart.png").exists()
+    assert json.loads(report.read_text())["summary"] == first and not (tmp_path / "summary.json").exists()
 
     # a second run reuses the stored model (as trained on another machine) instead of training one
     monkeypatch.setattr(command, "train_on", lambda *a, **k: pytest.fail("trained again"))
     assert main(common + ["--only-split", "test=inkwell", "--reuse-models"]) == 0
-    assert json.loads((tmp_path / "summary.json").read_text())["summary"] == first
+    assert json.loads(report.read_text())["summary"] == first
     with pytest.raises(SystemExit, match="no split named"):
         main(common + ["--only-split", "nosuch"])
 
@@ -98,5 +106,5 @@ def test_cli_train_seed_changes_the_training_not_the_folds(tmp_path):
     assert main(base + ["--out", str(tmp_path / "a"), "--train-seed", "7"]) == 0
     card = json.loads((tmp_path / "a" / "models" / "test_inkwell" / "card.json").read_text())
     assert card["training"]["seed"] == 7
-    pages = json.loads((tmp_path / "a" / "summary.json").read_text())["summary"]
+    pages = json.loads((tmp_path / "a" / "splits" / "test_inkwell" / "summary.json").read_text())["summary"]
     assert {r["group"] for r in pages} == {"inkwell", "ALL"}

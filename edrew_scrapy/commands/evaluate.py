@@ -69,7 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="--train-model: where OUT/models/SPLIT already holds a model (e.g. trained "
                              "on another machine with --only-split), load it instead of training")
     parser.add_argument("--only-split", default=None,
-                        help="run only the named split (e.g. fold3): to train folds in parallel")
+                        help="run only the named split (e.g. fold3): to train folds in parallel into one "
+                             "OUT (models in OUT/models/SPLIT, the report in OUT/splits/SPLIT)")
     parser.add_argument("--extractors", default=DEFAULT_EXTRACTORS,
                         help="comma list of oracle (the labels: a node classifier's ceiling), trafilatura, "
                              "readability, all-nodes (keep every node), or 'none' (default: %(default)s)")
@@ -131,6 +132,11 @@ def make_splits(pages, args) -> List[Tuple[str, List[int], List[int]]]:
         return [(f"test={s}", tr, te) for s, tr, te in splits.cross_site_splits(pages, key=key)]
     folds = splits.group_kfold(pages, k=args.folds, seed=args.seed)
     return [(f"fold{i + 1}", tr, te) for i, (tr, te) in enumerate(folds)]
+
+
+def _safe(split_name: str) -> str:
+    """A split's name as a folder name ("test=inkwell" -> "test_inkwell")."""
+    return re.sub(r"[^\w.-]+", "_", split_name)
 
 
 def _names(value: str, allowed) -> List[str]:
@@ -243,7 +249,7 @@ def run(args: argparse.Namespace) -> int:
         if args.train_model and train:
             from ..model.scorer import load_model
 
-            model_dir = Path(out) / "models" / re.sub(r"[^\w.-]+", "_", split_name)
+            model_dir = Path(out) / "models" / _safe(split_name)
             if args.reuse_models and (model_dir / "card.json").is_file():
                 scorer = apply_region_share(load_model(model_dir), args.region_share)
             else:
@@ -263,6 +269,8 @@ def run(args: argparse.Namespace) -> int:
     print(ev.format_table(rows))
     settings = {k: v for k, v in vars(args).items() if k != "func"}
     settings["command_line"] = shlex.join(["edrew"] + sys.argv[1:])
-    paths = ev.write_report(rows, results, out, title, settings)
+    # Folds run in parallel into one OUT (--only-split) share OUT/models; each keeps its own report.
+    report_dir = Path(out) / "splits" / _safe(args.only_split) if args.only_split else out
+    paths = ev.write_report(rows, results, report_dir, title, settings)
     print(f"wrote {', '.join(str(p) for p in paths.values())}")
     return 0
