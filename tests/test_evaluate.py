@@ -132,6 +132,20 @@ def test_cli_evaluate_needs_a_path(monkeypatch):
         main(["evaluate", "--dataset", "wcxb"])
 
 
+@pytest.mark.parametrize("dataset, message", [
+    ("wcxb", r"no wcxb pages found in .*empty \(expected html/ and ground-truth/\)"),
+    ("swde", r"no swde pages found in .*empty \(expected pages/"),
+    ("simple", r"empty: no labels.jsonl or labels.json"),
+])
+def test_cli_evaluate_says_where_it_found_no_pages(tmp_path, dataset, message):
+    # a wrong folder is the commonest mistake: one line naming it, not a traceback
+    from edrew_scrapy.cli import main
+
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SystemExit, match=message):
+        main(["evaluate", "--dataset", dataset, str(tmp_path / "empty"), "--no-progress", "--out", str(tmp_path / "o")])
+
+
 def test_all_nodes_extractor_keeps_every_node():
     lp = next(wcxb.iter_pages(DATA / "wcxb"))
     text, pred = ev.all_nodes_extractor(lp)

@@ -235,9 +235,15 @@ def run(args: argparse.Namespace) -> int:
         if problem:
             raise SystemExit(f"edrew evaluate: --train-device {args.train_device}: {problem}")
     out = args.out or os.path.join("output", f"evaluate-{args.dataset}")
-    pages = load_pages(args)
+    try:
+        pages = load_pages(args)
+    except (ValueError, OSError) as exc:  # a missing labels file, an unreadable folder: the reader says which
+        raise SystemExit(f"edrew evaluate: {exc}") from None
     if not pages:
-        raise SystemExit("edrew evaluate: no pages found")
+        layout = {"wcxb": "html/ and ground-truth/", "swde": "pages/<vertical>-<site>-<n>/ and groundtruth/",
+                  "simple": "HTML files and labels.jsonl"}.get(args.dataset, "pages")
+        raise SystemExit(f"edrew evaluate: no {args.dataset} pages found in "
+                         f"{args.path or os.environ.get(DATASET_ENV.get(args.dataset, ''), '')} (expected {layout})")
     splits = make_splits(pages, args)
     if args.only_split:
         splits = [s for s in splits if s[0] == args.only_split]

@@ -23,9 +23,13 @@ _BASE = re.compile(rb"<base\s+href\s*=\s*[\"']([^\"']+)[\"']", re.I)
 
 
 def site_folders(root) -> List[Tuple[str, str, Path]]:
-    """(vertical, site, page folder) for each folder under ROOT/pages, sorted."""
+    """(vertical, site, page folder) for each folder under ROOT/pages, sorted; none when ROOT has no
+    pages folder (the commands then say where they looked)."""
+    pages = Path(root) / "pages"
+    if not pages.is_dir():
+        return []
     out = []
-    for d in sorted((Path(root) / "pages").iterdir()):
+    for d in sorted(pages.iterdir()):
         m = _DIR.match(d.name)
         if d.is_dir() and m:
             out.append((m["vertical"], m["site"], d))
