@@ -20,9 +20,15 @@ def one_core() -> None:
 
 
 def load_pages(folder: Path, limit: int, progress: bool = True) -> list:
+    """Up to `limit` pages of `folder`; SystemExit naming the folder when it has none (a wrong path is
+    the usual mistake, and a benchmark of no pages has nothing to say)."""
     from tqdm import tqdm
 
+    if not Path(folder).is_dir():
+        raise SystemExit(f"{folder}: not a folder (give --pages a folder of .html, .htm or .gz pages)")
     files = sorted(p for p in Path(folder).iterdir() if p.name.endswith((".html", ".htm", ".gz")))[:limit]
+    if not files:
+        raise SystemExit(f"{folder}: no .html, .htm or .gz pages")
     pages = []
     for f in tqdm(files, desc="loading", unit="page", disable=not progress):
         raw = f.read_bytes()

@@ -132,6 +132,14 @@ def test_cli_evaluate_needs_a_path(monkeypatch):
         main(["evaluate", "--dataset", "wcxb"])
 
 
+def test_cli_evaluate_refuses_more_folds_than_domains(tmp_path):
+    from edrew_scrapy.cli import main
+
+    with pytest.raises(SystemExit, match="groups cannot fill 50 folds"):
+        main(["evaluate", "--dataset", "wcxb", str(DATA / "wcxb"), "--folds", "50", "--extractors", "oracle",
+              "--no-progress", "--out", str(tmp_path)])
+
+
 @pytest.mark.parametrize("dataset, message", [
     ("wcxb", r"no wcxb pages found in .*empty \(expected html/ and ground-truth/\)"),
     ("swde", r"no swde pages found in .*empty \(expected pages/"),

@@ -244,7 +244,10 @@ def run(args: argparse.Namespace) -> int:
                   "simple": "HTML files and labels.jsonl"}.get(args.dataset, "pages")
         raise SystemExit(f"edrew evaluate: no {args.dataset} pages found in "
                          f"{args.path or os.environ.get(DATASET_ENV.get(args.dataset, ''), '')} (expected {layout})")
-    splits = make_splits(pages, args)
+    try:
+        splits = make_splits(pages, args)
+    except ValueError as exc:  # more folds than domains (or sites) to fill them
+        raise SystemExit(f"edrew evaluate: {exc}") from None
     if args.only_split:
         splits = [s for s in splits if s[0] == args.only_split]
         if not splits:
