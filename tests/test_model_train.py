@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 import torch
 
 from edrew_scrapy.model.elmo import default_options
@@ -235,3 +236,33 @@ def test_the_card_records_the_epochs_that_retrain_the_same_head(tmp_path):
     page = serialize((tmp_path / "data" / "p3.html").read_bytes())
     assert np.array_equal(load_model(tmp_path / "long").score([page])[0],
                           load_model(tmp_path / "short").score([page])[0])
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"variants": ("z",)}, "--variant: unknown 'z'"),
+    ({"epochs": 0}, "--epochs must be at least 1"),
+    ({"pretrain_steps": 0}, "--pretrain-steps must be at least 1"),
+    ({"val_fraction": 1.5}, "--val-fraction"),
+    ({"val_fraction": 0.0}, "--val-fraction"),
+    ({"val_fraction": 0.5, "test_fraction": 0.5}, "their sum below 1"),
+    ({"limit": 2}, "--limit must be at least 3"),
+    ({"n_features": 0}, "--features must be 1..20"),
+])
+def test_bad_options_fail_before_any_page_is_read(tmp_path, change, message):
+    # the dataset folder does not exist: the option is named before anything is loaded or pre-trained
+    cfg = config(tmp_path, "never")
+    for key, value in change.items():
+        setattr(cfg, key, value)
+    with pytest.raises(ValueError, match=message):
+        train(cfg)
+    assert not (tmp_path / "never").exists()
+
+
+def test_labels_that_match_no_node_are_refused(tmp_path):
+    (tmp_path / "data").mkdir()
+    write_dataset(tmp_path / "data")
+    records = [dict(json.loads(line), relevant=["words on no page at all"])
+               for line in (tmp_path / "data" / "labels.jsonl").read_text().splitlines()]
+    (tmp_path / "data" / "labels.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    with pytest.raises(ValueError, match="no node matches the labels; nothing to learn from"):
+        train(config(tmp_path, "none"))

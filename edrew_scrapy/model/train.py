@@ -554,6 +554,31 @@ class TrainConfig:
     n_features: int = N_FEATURES
 
 
+def check_config(config: TrainConfig) -> None:
+    """ValueError naming the option, before any page is read or a minute spent pre-training."""
+    from .head import VARIANTS
+
+    if not (isinstance(config.n_features, int) and 0 < config.n_features <= N_FEATURES):
+        raise ValueError(f"--features must be 1..{N_FEATURES}, got {config.n_features!r}")
+    bad = [v for v in config.variants if v not in VARIANTS]
+    if bad or not config.variants:
+        raise ValueError(f"--variant: unknown {', '.join(map(repr, bad)) or 'none given'} (choose from "
+                         f"{', '.join(VARIANTS)})")
+    if config.epochs < 1:
+        raise ValueError(f"--epochs must be at least 1, got {config.epochs}")
+    if config.pretrain_steps is not None and config.pretrain_steps < 1:
+        raise ValueError(f"--pretrain-steps must be at least 1, got {config.pretrain_steps}")
+    if not config.max_minutes > 0 or not config.pretrain_minutes > 0:
+        raise ValueError("--max-minutes and --pretrain-minutes must be positive")
+    # validation pages choose the threshold and the epoch: some are needed; test pages may be none
+    if not (0 < config.val_fraction < 1 and 0 <= config.test_fraction < 1
+            and config.val_fraction + config.test_fraction < 1):
+        raise ValueError(f"--val-fraction ({config.val_fraction}) must lie in (0, 1), --test-fraction "
+                         f"({config.test_fraction}) in [0, 1), and leave training pages (their sum below 1)")
+    if config.limit is not None and config.limit < 3:
+        raise ValueError(f"--limit must be at least 3 pages, got {config.limit}")
+
+
 def _metric_name(config: TrainConfig) -> str:
     if config.metric != "auto":
         return config.metric
@@ -572,8 +597,7 @@ def train(config: TrainConfig) -> dict:
     """The whole run; writes one model directory per variant and returns a summary."""
     from ..evaluate import reference_text
 
-    if not (isinstance(config.n_features, int) and 0 < config.n_features <= N_FEATURES):
-        raise ValueError(f"--features must be 1..{N_FEATURES}, got {config.n_features!r}")
+    check_config(config)
     started = time.monotonic()
     deadline = started + config.max_minutes * 60
     torch.set_num_threads(config.threads)
@@ -586,6 +610,10 @@ def train(config: TrainConfig) -> dict:
     labelled = [lp for lp in labelled if lp.page.nodes]
     if len(labelled) < 3:
         raise ValueError(f"{config.path}: only {len(labelled)} labelled pages with nodes; need at least 3")
+    if not any(any(lp.labels) for lp in labelled):
+        what = {"swde": "no node matches a value of the attributes" + (f" {','.join(config.attrs)}" if config.attrs else ""),
+                "wcxb": "no node aligns with the reference texts"}.get(config.dataset, "no node matches the labels")
+        raise ValueError(f"{config.path}: {what}; nothing to learn from")
     pages = [lp.page for lp in labelled]
     labels = [list(lp.labels) for lp in labelled]
     references = [reference_text(lp) for lp in labelled]
