@@ -81,6 +81,14 @@ def test_cli_bad_model_is_one_line(tmp_path, capsys):
     assert code == 2 and "nomodel" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("value", ["2", "-0.1", "half"])
+def test_cli_threshold_is_a_probability(tmp_path, capsys, value):
+    # above 1 nothing could ever be kept: refused at the command line, not an empty result
+    with pytest.raises(SystemExit) as exit_info:
+        main(["extract", str(tmp_path / "x.html"), "--threshold", value])
+    assert exit_info.value.code == 2 and "--threshold" in capsys.readouterr().err
+
+
 REGION_HTML = """<html><body><div id="main"><article><h1>Council votes on the river bridge</h1>
 <p>The council voted nine to four on Tuesday to rebuild the old river bridge next spring.</p>
 <p>Work starts in April and the crossing stays open to walkers while the new deck goes in.</p></article></div>

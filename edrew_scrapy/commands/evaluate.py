@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import List, Sequence, Tuple
 
-from .options import add_region_share, apply_region_share
+from .options import add_region_share, apply_region_share, threshold
 
 DATASET_ENV = {"wcxb": "EDREW_WCXB", "swde": "EDREW_SWDE"}
 TEXT_EXTRACTORS = ("oracle", "trafilatura", "readability", "all-nodes")
@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--labels", default=None, help="simple format: the label file (default PATH/labels.jsonl)")
     parser.add_argument("--model", default=None,
                         help="model folder to evaluate ('default' for the shipped model)")
-    parser.add_argument("--threshold", type=float, default=None,
+    parser.add_argument("--threshold", type=threshold, default=None,
                         help="a fixed threshold on every page instead of the model's, which a main-content "
                              "model caps on each page at half the page's best score")
     add_region_share(parser, "the model card's (a model trained with --train-model: as edrew train's auto)")

@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from .options import add_region_share, apply_region_share
+from .options import add_region_share, apply_region_share, threshold
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=None, help="model directory (default: the shipped models/default)")
     parser.add_argument("--backend", choices=("native", "allennlp"), default="native")
     parser.add_argument("--format", choices=("jsonl", "text"), default="jsonl")
-    parser.add_argument("--threshold", type=float, default=None,
+    parser.add_argument("--threshold", type=threshold, default=None,
                         help="a fixed threshold on every page instead of the model's, which a main-content "
                              "model caps on each page at half the page's best score")
     add_region_share(parser, "the model card's")

@@ -28,6 +28,17 @@ def region_share(text: str):
     return share
 
 
+def threshold(text: str) -> float:
+    """--threshold: a probability; above 1 nothing could be kept, below 0 everything."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number in [0, 1], not {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"the threshold is a probability in [0, 1], not {value}")
+    return value
+
+
 def apply_region_share(scorer, value):
     """--region-share on a loaded model: auto keeps its card's share."""
     from ..extract import override_region_share
