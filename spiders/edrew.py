@@ -45,7 +45,12 @@ class EdrewSpider(scrapy.Spider):
             if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
                 raise ValueError(f"not an http(s) URL: {url!r}")
         self.allowed_domains = _split(allowed_domains) or sorted({urlsplit(u).hostname for u in self.urls})
-        self.max_pages = int(max_pages) if max_pages else 0
+        try:
+            self.max_pages = int(max_pages) if max_pages else 0
+        except ValueError:
+            raise ValueError(f"max_pages must be a whole number of pages (0: no limit), not {max_pages!r}") from None
+        if self.max_pages < 0:
+            raise ValueError(f"max_pages must be 0 (no limit) or more, not {self.max_pages}")
         self.follow_sitemaps = str(sitemaps).lower() not in ("0", "false", "no", "off")
         # No allow_domains here: LinkExtractor compares host:port with the domains, and a start URL
         # such as http://127.0.0.1:8000/ must keep its own links. _page_request filters by host.

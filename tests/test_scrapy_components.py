@@ -260,6 +260,9 @@ def test_spider_arguments_and_start_requests():
     assert "http://a.example:8080/robots.txt" in urls and "http://b.example/sitemap.xml" in urls
     with pytest.raises(ValueError, match="urls="):
         EdrewSpider()
+    for bad in ("abc", "-2"):
+        with pytest.raises(ValueError, match="max_pages must be"):
+            EdrewSpider(urls="http://a.example/", max_pages=bad)
     assert EdrewSpider(urls="http://a.example/", sitemaps="0").follow_sitemaps is False
 
 
