@@ -192,46 +192,42 @@ def test_heads_train_on_whole_pages_by_default(tmp_path):
     assert train_main_content(tmp_path, "c").card["training"]["head_pages"] == "whole pages"
 
 
+def train_d(tmp_path, out, **changes):
+    """Variant d on the hand-written pages (written once per test), with `changes` to the config."""
+    if not (tmp_path / "data").exists():
+        (tmp_path / "data").mkdir()
+        write_dataset(tmp_path / "data")
+    cfg = config(tmp_path, out, variants=("d",))
+    for key, value in changes.items():
+        setattr(cfg, key, value)
+    train(cfg)
+    return load_model(tmp_path / out)
+
+
 def test_a_head_can_read_fewer_features_as_older_models_do(tmp_path):
     # `edrew train --features 16` reproduces models/default's head, trained before the declared-kind features
-    import pytest
-
     from edrew_scrapy.model.features import N_FEATURES, page_features
     from edrew_scrapy.data import simple
 
-    (tmp_path / "data").mkdir()
-    write_dataset(tmp_path / "data")
-    cfg = config(tmp_path, "f16", variants=("d",))
-    cfg.n_features = 16
-    train(cfg)
-    scorer = load_model(tmp_path / "f16")
+    scorer = train_d(tmp_path, "f16", n_features=16)
     assert scorer.card["head"]["n_features"] == 16 < N_FEATURES
     pages = [lp.page for lp in simple.iter_pages(tmp_path / "data") if lp.page.nodes]
     assert page_features(pages[0], 16).shape[1] == 16
     scores = scorer.score(pages)
     assert all(s.shape == (len(p.nodes),) and np.all((s >= 0) & (s <= 1)) for s, p in zip(scores, pages))
-    cfg.n_features = N_FEATURES + 1
     with pytest.raises(ValueError, match="--features must be"):
-        train(cfg)
+        train_d(tmp_path, "f21", n_features=N_FEATURES + 1)
 
 
 def test_the_card_records_the_epochs_that_retrain_the_same_head(tmp_path):
     # A budget in minutes ends training wherever the machine has got to; the card says which epoch was
     # kept, so that `--epochs <best>` with fixed pre-training steps gives the same model anywhere.
-    (tmp_path / "data").mkdir()
-    write_dataset(tmp_path / "data")
-    cfg = config(tmp_path, "long", variants=("d",))
-    cfg.epochs = 6
-    train(cfg)
-    run = load_model(tmp_path / "long").card["training"]["head_epochs"]
+    run = train_d(tmp_path, "long", epochs=6).card["training"]["head_epochs"]
     assert run["epochs_run"] == 6 and run["stopped_by"] == "epochs" and run["best_epoch_whole"] is True
     # on these pages and seed the validation score peaks before the last epoch (at 4 of 6), so the
     # short run below does not merely repeat the long one
     assert 1 <= run["best_epoch"] < run["epochs_run"]
-    again = config(tmp_path, "short", variants=("d",))
-    again.epochs = run["best_epoch"]
-    train(again)
-    short = load_model(tmp_path / "short").card["training"]["head_epochs"]
+    short = train_d(tmp_path, "short", epochs=run["best_epoch"]).card["training"]["head_epochs"]
     assert short["best_epoch"] == short["epochs_run"] == run["best_epoch"]
     page = serialize((tmp_path / "data" / "p3.html").read_bytes())
     assert np.array_equal(load_model(tmp_path / "long").score([page])[0],
