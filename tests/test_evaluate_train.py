@@ -108,3 +108,20 @@ def test_cli_train_seed_changes_the_training_not_the_folds(tmp_path):
     assert card["training"]["seed"] == 7
     pages = json.loads((tmp_path / "a" / "splits" / "test_inkwell" / "summary.json").read_text())["summary"]
     assert {r["group"] for r in pages} == {"inkwell", "ALL"}
+
+
+@pytest.mark.parametrize("option, message", [
+    (["--train-variant", "z"], "--train-variant: unknown 'z'"),
+    (["--train-epochs", "0"], "--train-epochs must be at least 1"),
+    (["--train-features", "30"], "--train-features must be 1..20"),
+])
+def test_cli_bad_training_options_stop_before_any_split(tmp_path, option, message, monkeypatch):
+    # once, named as this command names them, instead of "model not trained" for every split
+    pytest.importorskip("torch")
+    from edrew_scrapy.cli import main
+    from edrew_scrapy.commands import evaluate as command
+
+    monkeypatch.setattr(command, "load_pages", lambda args: pytest.fail("pages read"))
+    with pytest.raises(SystemExit, match=message):
+        main(["evaluate", "--dataset", "swde", str(DATA / "swde"), "--split", "cross-site", "--extractors", "none",
+              "--train-model", "--no-progress", "--out", str(tmp_path)] + option)

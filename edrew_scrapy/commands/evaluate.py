@@ -184,24 +184,31 @@ def write_subset(dataset: str, pages: Sequence, dest: Path) -> Path:
     return dest
 
 
+def train_config(args, folder: Path, model_dir: Path, split_name: str):
+    """The TrainConfig of one split's model, from the --train-* options."""
+    from ..model.train import TrainConfig
+
+    return TrainConfig(dataset=args.dataset, path=folder, out=model_dir,
+                       variants=(args.train_variant,), max_minutes=args.train_minutes,
+                       pretrain_minutes=args.train_pretrain_minutes,
+                       pretrain_steps=args.train_pretrain_steps, epochs=args.train_epochs,
+                       device=args.train_device, progress=not args.no_progress,
+                       region_share=args.region_share, skip_settled=args.train_skip_settled,
+                       seed=args.seed if args.train_seed is None else args.train_seed,
+                       bilm_from=Path(args.train_bilm.replace("{split}", model_dir.name))
+                       if args.train_bilm else None,
+                       command=f"edrew evaluate --train-model ({split_name})",
+                       **({} if args.train_features is None else {"n_features": args.train_features}))
+
+
 def train_on(args, pages: Sequence, model_dir: Path, split_name: str):
     """Train our model on `pages` with edrew train's entry point; the loaded Scorer, or None (reported)."""
     from ..model.scorer import load_model
-    from ..model.train import TrainConfig, train
+    from ..model.train import train
 
     with tempfile.TemporaryDirectory(prefix="edrew-fold-") as tmp:
         folder = write_subset(args.dataset, pages, Path(tmp) / "data")
-        config = TrainConfig(dataset=args.dataset, path=folder, out=model_dir,
-                             variants=(args.train_variant,), max_minutes=args.train_minutes,
-                             pretrain_minutes=args.train_pretrain_minutes,
-                             pretrain_steps=args.train_pretrain_steps, epochs=args.train_epochs,
-                             device=args.train_device, progress=not args.no_progress,
-                             region_share=args.region_share, skip_settled=args.train_skip_settled,
-                             seed=args.seed if args.train_seed is None else args.train_seed,
-                             bilm_from=Path(args.train_bilm.replace("{split}", model_dir.name))
-                             if args.train_bilm else None,
-                             command=f"edrew evaluate --train-model ({split_name})",
-                             **({} if args.train_features is None else {"n_features": args.train_features}))
+        config = train_config(args, folder, model_dir, split_name)
         try:
             summary = train(config)
         except ValueError as exc:  # e.g. too few training pages in this split
@@ -234,6 +241,13 @@ def run(args: argparse.Namespace) -> int:
         problem = device_problem(args.train_device)
         if problem:
             raise SystemExit(f"edrew evaluate: --train-device {args.train_device}: {problem}")
+        from ..model.train import check_config
+
+        try:  # once, before any page is read, rather than "model not trained" for every split
+            check_config(train_config(args, Path("."), Path("."), "check"))
+        except ValueError as exc:  # named as edrew train names it: give this command's --train-* names
+            message = re.sub(r"--(?=[a-z])", "--train-", str(exc)).replace("--train-max-minutes", "--train-minutes")
+            raise SystemExit(f"edrew evaluate: {message}") from None
     out = args.out or os.path.join("output", f"evaluate-{args.dataset}")
     try:
         pages = load_pages(args)
