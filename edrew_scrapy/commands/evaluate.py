@@ -19,9 +19,8 @@ import tempfile
 from pathlib import Path
 from typing import List, Sequence, Tuple
 
-from .options import add_region_share, apply_region_share, threshold
+from .options import add_region_share, apply_region_share, dataset_path, no_dataset_path, threshold
 
-DATASET_ENV = {"wcxb": "EDREW_WCXB", "swde": "EDREW_SWDE"}
 TEXT_EXTRACTORS = ("oracle", "trafilatura", "readability", "all-nodes")
 DEFAULT_EXTRACTORS = "oracle,trafilatura,readability"
 
@@ -97,10 +96,9 @@ def _spread(items: List, limit) -> List:
 def load_pages(args) -> List:
     from tqdm import tqdm
 
-    path = args.path or os.environ.get(DATASET_ENV.get(args.dataset, ""), "")
+    path = dataset_path(args)
     if not path:
-        env = DATASET_ENV.get(args.dataset)
-        raise SystemExit(f"edrew evaluate: give the {args.dataset} folder" + (f" or set {env}" if env else ""))
+        raise SystemExit(no_dataset_path("evaluate", args.dataset))
     progress = dict(desc=f"load {args.dataset}", unit="page", disable=args.no_progress, leave=False)
     if args.dataset == "wcxb":
         from ..data import wcxb
@@ -257,7 +255,7 @@ def run(args: argparse.Namespace) -> int:
         layout = {"wcxb": "html/ and ground-truth/", "swde": "pages/<vertical>-<site>-<n>/ and groundtruth/",
                   "simple": "HTML files and labels.jsonl"}.get(args.dataset, "pages")
         raise SystemExit(f"edrew evaluate: no {args.dataset} pages found in "
-                         f"{args.path or os.environ.get(DATASET_ENV.get(args.dataset, ''), '')} (expected {layout})")
+                         f"{dataset_path(args)} (expected {layout})")
     try:
         splits = make_splits(pages, args)
     except ValueError as exc:  # more folds than domains (or sites) to fill them

@@ -2,6 +2,21 @@
 from __future__ import annotations
 
 import argparse
+import os
+
+# where `edrew train` and `edrew evaluate` look for a dataset folder not given on the command line
+DATASET_ENV = {"wcxb": "EDREW_WCXB", "swde": "EDREW_SWDE"}
+
+
+def dataset_path(args: argparse.Namespace) -> str:
+    """The dataset folder: PATH as given, else the dataset's environment variable; "" for neither."""
+    return args.path or os.environ.get(DATASET_ENV.get(args.dataset, ""), "")
+
+
+def no_dataset_path(command: str, dataset: str) -> str:
+    """The error line for a command given no dataset folder."""
+    env = DATASET_ENV.get(dataset)
+    return f"edrew {command}: give the {dataset} folder" + (f" or set {env}" if env else "")
 
 
 def add_region_share(parser: argparse.ArgumentParser, auto: str) -> None:

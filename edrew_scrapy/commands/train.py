@@ -6,12 +6,9 @@ and training.png; with several --variant values one directory per variant and an
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
-from .options import add_region_share
-
-DATASET_ENV = {"wcxb": "EDREW_WCXB", "swde": "EDREW_SWDE"}
+from .options import add_region_share, dataset_path, no_dataset_path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -86,10 +83,9 @@ def run(args: argparse.Namespace) -> int:
 
     from ..model.train import TrainConfig, ablation_table, train
 
-    path = args.path or os.environ.get(DATASET_ENV.get(args.dataset, ""), "")
+    path = dataset_path(args)
     if not path:
-        env = DATASET_ENV.get(args.dataset)
-        print(f"edrew train: give the {args.dataset} folder" + (f" or set {env}" if env else ""), file=sys.stderr)
+        print(no_dataset_path("train", args.dataset), file=sys.stderr)
         return 2
     variants = tuple(v.strip() for v in args.variant.split(",") if v.strip())
     problem = device_problem(args.device)
