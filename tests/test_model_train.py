@@ -9,8 +9,9 @@ import torch
 
 from edrew_scrapy.model.elmo import default_options
 from edrew_scrapy.model.scorer import load_model
-from edrew_scrapy.model.train import (TrainConfig, build_vocab, choose_threshold, sequences_from_html,
-                                      split_by_group, train)
+from edrew_scrapy.model.pretrain import build_vocab, sequences_from_html
+from edrew_scrapy.model.thresholds import choose_threshold
+from edrew_scrapy.model.train import TrainConfig, split_by_group, train
 from edrew_scrapy.serializer import serialize
 
 from _model_helpers import TINY
@@ -97,7 +98,8 @@ def test_main_content_threshold_is_chosen_on_the_scores_extract_computes(tmp_pat
     # reads the page without them: the card's threshold and validation metrics come from those scores
     from edrew_scrapy.data import simple
     from edrew_scrapy.evaluate import reference_text
-    from edrew_scrapy.model.train import page_word_f1, shipped_probs
+    from edrew_scrapy.model.thresholds import page_word_f1
+    from edrew_scrapy.model.train import shipped_probs
 
     card = train_main_content(tmp_path, "d").card
     assert card["training"]["threshold_scores"].startswith("extract.score_pages")
@@ -168,7 +170,8 @@ def test_a_head_can_train_on_pages_as_it_scores_them(tmp_path):
     from edrew_scrapy.data import simple
     from edrew_scrapy.extract import settled
     from edrew_scrapy.model.scorer import load_head
-    from edrew_scrapy.model.train import encode_pages, predict, reuse_bilm, shipped_probs
+    from edrew_scrapy.model.head_training import encode_pages, predict
+    from edrew_scrapy.model.train import reuse_bilm, shipped_probs
 
     scorer = train_main_content(tmp_path, "d", skip_settled=True)
     assert scorer.card["training"]["head_pages"] == "without the nodes extract.settled marks"

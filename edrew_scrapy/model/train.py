@@ -1,43 +1,31 @@
 """Training: (1) pre-train the ELMo biLM on reTPS sequences, (2) train the classifier head on labelled nodes.
 
-The biLM is trained as AllenNLP/ELMo language models are: a forward LM reads a sequence left to right
-and predicts the next token, a backward LM reads it right to left and predicts the previous one, both
-from the top layer through one softmax over a token vocabulary built from the training reTPS.
-
-The classifier keeps the pre-trained biLM frozen (like the thesis's ElmoEmbeddings -> ClassifierDL), so
-each distinct reTPS and word is encoded once: pooled per-layer activations are cached and the scalar mix
-is still learnt, since pooling and mixing commute. Everything is seeded; runs are reproducible on CPU.
+pretrain.py pre-trains the biLM, head_training.py trains the head on its frozen outputs, thresholds.py
+holds the validation metrics; this module reads the data, splits it, runs the steps and writes the model
+folders with their cards. Everything is seeded; runs are reproducible on CPU.
 """
 from __future__ import annotations
 
 import json
-import math
 import random
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
-from torch import nn
-from torch.nn import functional as F
 
 from ..page import Page
-from .elmo import ElmoBiLm, char_tensor, default_options, pool_sequences
-from .features import N_FEATURES, page_features, retps_tokens, text_words
-from .head import Head, head_config
+from .elmo import ElmoBiLm, default_options
+from .features import N_FEATURES
 from .files import write_card
+from .head import Head, head_config
+from .head_training import encode_pages, predict, to_device, train_head
+from .pretrain import pretrain_bilm, sequences_from_html, sequences_from_pages
 from .scorer import save_model
-
-UNK, BOS, EOS = "<UNK>", "<S>", "</S>"
-
-
-def log(message: str) -> None:
-    import sys
-
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+from .thresholds import choose_threshold, node_prf, page_word_f1
+from .training_support import Curve, log, plot_curves, progress_bar
 
 
 def seed_everything(seed: int) -> None:
@@ -45,396 +33,6 @@ def seed_everything(seed: int) -> None:
     np.random.seed(seed)
     torch.manual_seed(seed)
 
-
-def _progress(iterable=None, **kw):
-    from tqdm import tqdm
-
-    return tqdm(iterable, leave=False, dynamic_ncols=True, **kw)
-
-
-# --- 1. biLM pre-training -------------------------------------------------------------------------------
-
-def sequences_from_pages(pages: Iterable[Page]) -> List[List[str]]:
-    """The distinct reTPS token lists of each page (a sequence repeated on a page counts once)."""
-    out: List[List[str]] = []
-    for page in pages:
-        seen = set()
-        for node in page.nodes:
-            if node.retps not in seen:
-                seen.add(node.retps)
-                out.append(retps_tokens(node))
-    return out
-
-
-def html_files(directory: Path) -> List[Path]:
-    suffixes = (".html", ".htm", ".html.gz", ".htm.gz", ".xhtml")
-    return sorted(p for p in Path(directory).rglob("*") if p.is_file() and p.name.lower().endswith(suffixes))
-
-
-def sequences_from_html(directory: Path, limit: Optional[int] = None, progress: bool = True) -> List[List[str]]:
-    """Serialize every HTML file under `directory` (gzipped too) into reTPS sequences."""
-    import gzip
-
-    from ..serializer import serialize
-
-    files = html_files(directory)[:limit] if limit else html_files(directory)
-    pages = []
-    for path in _progress(files, desc="pretrain html", unit="page", disable=not progress):
-        data = path.read_bytes()
-        if path.name.endswith(".gz"):
-            data = gzip.decompress(data)
-        pages.append(serialize(data))
-    return sequences_from_pages(pages)
-
-
-def build_vocab(sequences: Sequence[Sequence[str]], max_size: int = 4096, min_count: int = 2) -> List[str]:
-    counts = Counter(t for seq in sequences for t in seq)
-    common = [t for t, n in counts.most_common(max_size) if n >= min_count]
-    return [UNK, BOS, EOS] + common
-
-
-@dataclass
-class Curve:
-    steps: List[float] = field(default_factory=list)
-    values: List[float] = field(default_factory=list)
-
-    def add(self, step: float, value: float) -> None:
-        self.steps.append(step)
-        self.values.append(value)
-
-
-class LanguageModel(nn.Module):
-    """biLM + softmax shared by both directions, for pre-training only (the softmax is not shipped)."""
-
-    def __init__(self, bilm: ElmoBiLm, vocab: List[str]) -> None:
-        super().__init__()
-        self.bilm = bilm
-        self.vocab = {t: i for i, t in enumerate(vocab)}
-        self.softmax = nn.Linear(bilm.options["lstm"]["projection_dim"], len(vocab))
-
-    def loss(self, batch: List[List[str]]) -> torch.Tensor:
-        words = sorted({t for s in batch for t in s})
-        position = {t: i for i, t in enumerate(words)}
-        table = self.bilm.token_embedder(char_tensor(words))
-        lengths = torch.tensor([len(s) for s in batch])
-        steps = int(lengths.max())
-        ids = torch.zeros(len(batch), steps, dtype=torch.long)
-        targets = torch.full((len(batch), steps + 2), -100, dtype=torch.long)
-        unk = self.vocab[UNK]
-        for r, seq in enumerate(batch):
-            ids[r, : len(seq)] = torch.tensor([position[t] for t in seq])
-            targets[r, : len(seq) + 2] = torch.tensor(
-                [self.vocab[BOS]] + [self.vocab.get(t, unk) for t in seq] + [self.vocab[EOS]])
-        device = table.device
-        ids, targets = ids.to(device), targets.to(device)
-        layers, _ = self.bilm.forward_embedded(table[ids], lengths)
-        top = layers[-1]
-        half = top.shape[-1] // 2
-        forward_logits = self.softmax(top[:, :-1, :half])    # position t predicts t+1
-        backward_logits = self.softmax(top[:, 1:, half:])    # position t predicts t-1
-        f_loss = F.cross_entropy(forward_logits.reshape(-1, forward_logits.shape[-1]), targets[:, 1:].reshape(-1))
-        b_loss = F.cross_entropy(backward_logits.reshape(-1, backward_logits.shape[-1]), targets[:, :-1].reshape(-1))
-        return 0.5 * (f_loss + b_loss)
-
-
-def pretrain_bilm(bilm: ElmoBiLm, sequences: List[List[str]], *, minutes: float, seed: int, batch_size: int = 64,
-                  lr: float = 2e-3, max_steps: Optional[int] = None, progress: bool = True,
-                  vocab_size: int = 4096) -> Tuple[Curve, dict]:
-    """Train the biLM as a bidirectional LM until `minutes` or `max_steps`; returns the loss curve."""
-    rng = random.Random(seed)
-    vocab = build_vocab(sequences, vocab_size)
-    model = LanguageModel(bilm, vocab).to(_device_of(bilm))
-    model.train()
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    curve = Curve()
-    order = list(range(len(sequences)))
-    deadline = time.monotonic() + minutes * 60
-    step, running = 0, None
-    bar = _progress(total=max_steps, desc="pretrain biLM", unit="step", disable=not progress)
-    while order:
-        rng.shuffle(order)
-        for start in range(0, len(order), batch_size):
-            batch = [sequences[i] for i in order[start: start + batch_size]]
-            loss = model.loss(batch)
-            optimizer.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), 5.0)
-            optimizer.step()
-            step += 1
-            running = loss.item() if running is None else 0.95 * running + 0.05 * loss.item()
-            if step % 10 == 0:
-                curve.add(step, running)
-                bar.set_postfix(loss=f"{running:.3f}")
-            bar.update(1)
-            if (max_steps and step >= max_steps) or time.monotonic() > deadline:
-                bar.close()
-                bilm.eval()
-                return curve, {"steps": step, "final_loss": running, "perplexity": math.exp(running),
-                               "vocab": len(vocab), "sequences": len(sequences)}
-    bar.close()
-    bilm.eval()
-    return curve, {"steps": step, "final_loss": running, "vocab": len(vocab), "sequences": len(sequences)}
-
-
-# --- 2. frozen features ------------------------------------------------------------------------------------
-
-@dataclass
-class Encoded:
-    """Pages as indices into tables of frozen biLM outputs."""
-
-    sequence_index: Dict[str, int]
-    sequence_table: torch.Tensor          # (S, n_layers, 2, elmo_dim) float16
-    word_index: Dict[str, int]
-    word_table: torch.Tensor              # (W, token_dim) float32
-    pages: List[dict]                     # per page: seq (N,), words (N, K), nwords (N,), feats (N, F), y, w
-
-
-def _device_of(module: nn.Module) -> torch.device:
-    return next(module.parameters()).device
-
-
-@torch.inference_mode()
-def encode_pages(bilm: ElmoBiLm, pages: Sequence[Page], labels: Sequence[Sequence[int]], batch_size: int = 512,
-                 progress: bool = True, skip: Optional[Callable] = None, n_features: int = N_FEATURES) -> Encoded:
-    """Frozen biLM vectors of every page's distinct reTPS and words, and one item per page for the head.
-
-    `skip`: nodes for which it is true are left out of their page's item (its rows, the node sequence the
-    head's page BiLSTM reads), as `Scorer.score(pages, skip=...)` leaves them out at inference; their
-    shallow features are still computed on the whole page. Each item's "at" holds the page's node indices
-    it keeps and "n" the page's node count, so `predict` returns arrays aligned with page.nodes again.
-    """
-    bilm.eval()
-    seq_tokens: Dict[str, List[str]] = {}
-    words: Dict[str, int] = {}
-    page_words = []
-    page_rows = []
-    for page in pages:
-        at = [i for i, node in enumerate(page.nodes) if skip is None or not skip(node)]
-        page_rows.append(at)
-        for i in at:
-            node = page.nodes[i]
-            if node.retps not in seq_tokens:
-                seq_tokens[node.retps] = retps_tokens(node)
-        lists = [text_words(page.nodes[i].content) for i in at]
-        page_words.append(lists)
-        for ws in lists:
-            for w in ws:
-                words.setdefault(w, len(words))
-    keys = list(seq_tokens)
-    order = sorted(range(len(keys)), key=lambda i: -len(seq_tokens[keys[i]]))
-    table = torch.empty(len(keys), bilm.num_layers, 2, bilm.output_dim, dtype=torch.float16)
-    token_cache: Dict[str, torch.Tensor] = {}
-    for start in _progress(range(0, len(order), batch_size), desc="encode reTPS", unit="batch",
-                           disable=not progress):
-        idx = order[start: start + batch_size]
-        batch = [seq_tokens[keys[i]] for i in idx]
-        new = sorted({t for s in batch for t in s} - token_cache.keys())
-        if new:
-            for t, v in zip(new, bilm.token_embedder(char_tensor(new))):
-                token_cache[t] = v
-        vocab = sorted({t for s in batch for t in s})
-        pos = {t: k for k, t in enumerate(vocab)}
-        tab = torch.stack([token_cache[t] for t in vocab])
-        lengths = torch.tensor([len(s) for s in batch])
-        ids = torch.zeros(len(batch), int(lengths.max()), dtype=torch.long)
-        for r, s in enumerate(batch):
-            ids[r, : len(s)] = torch.tensor([pos[t] for t in s])
-        layers, mask = bilm.forward_embedded(tab[ids.to(tab.device)], lengths)
-        table[torch.tensor(idx)] = pool_sequences(layers, mask).to(torch.float16).cpu()
-    word_list = list(words)
-    word_vecs = [bilm.token_embedder(char_tensor(word_list[i: i + 4096])).cpu()
-                 for i in range(0, len(word_list), 4096)]
-    word_table = torch.cat(word_vecs) if word_vecs else torch.zeros(0, bilm.options["lstm"]["projection_dim"])
-    seq_index = {k: i for i, k in enumerate(keys)}
-    encoded_pages = []
-    for page, y, lists, at in zip(pages, labels, page_words, page_rows):
-        width = max((len(ws) for ws in lists), default=1)
-        nodes = [page.nodes[i] for i in at]
-        feats = page_features(page, n_features)
-        y = list(y)
-        encoded_pages.append({
-            "seq": torch.tensor([seq_index[n.retps] for n in nodes], dtype=torch.long),
-            "words": torch.tensor([[words[w] for w in ws] + [0] * (width - len(ws)) for ws in lists],
-                                  dtype=torch.long).reshape(len(lists), width),
-            "nwords": torch.tensor([len(ws) for ws in lists], dtype=torch.float32),
-            "feats": torch.from_numpy(feats if len(at) == len(page.nodes) else feats[at]),
-            "y": torch.tensor([y[i] for i in at], dtype=torch.float32),
-            # long nodes weigh more: the page metric counts words, not nodes
-            "w": torch.tensor([0.5 + math.log1p(len(n.content.split())) for n in nodes], dtype=torch.float32),
-            "at": torch.tensor(at, dtype=torch.long),
-            "n": len(page.nodes),
-        })
-    return Encoded(seq_index, table, words, word_table, encoded_pages)
-
-
-# --- 3. head training ------------------------------------------------------------------------------------------
-
-def _text_from_table(word_table: torch.Tensor, words: torch.Tensor, nwords: torch.Tensor) -> torch.Tensor:
-    vecs = word_table[words]                                   # (..., K, D)
-    mask = (torch.arange(words.shape[-1], device=words.device) < nwords.unsqueeze(-1)).unsqueeze(-1)
-    mean = (vecs * mask).sum(dim=-2) / nwords.clamp(min=1).unsqueeze(-1)
-    top = vecs.masked_fill(~mask, float("-inf")).max(dim=-2).values
-    return torch.cat([mean, top], dim=-1)
-
-
-def _collate(enc: Encoded, items: List[dict]) -> dict:
-    n = max(len(p["y"]) for p in items)
-    k = max(p["words"].shape[1] for p in items)
-    b = len(items)
-    seq = torch.zeros(b, n, dtype=torch.long)
-    words = torch.zeros(b, n, k, dtype=torch.long)
-    nwords = torch.ones(b, n)
-    feats = torch.zeros(b, n, items[0]["feats"].shape[1])
-    y = torch.zeros(b, n)
-    w = torch.zeros(b, n)
-    for r, p in enumerate(items):
-        m = len(p["y"])
-        seq[r, :m] = p["seq"]
-        words[r, :m, : p["words"].shape[1]] = p["words"]
-        nwords[r, :m] = p["nwords"]
-        feats[r, :m] = p["feats"]
-        y[r, :m] = p["y"]
-        w[r, :m] = p["w"]
-    return {"seq": seq, "words": words, "nwords": nwords, "feats": feats, "y": y, "w": w,
-            "lengths": torch.tensor([len(p["y"]) for p in items])}
-
-
-def head_logits(head: Head, enc: Encoded, batch: dict) -> torch.Tensor:
-    """Logits (B, N); `enc`'s tables and `batch` must be on the head's device (see `to_device`)."""
-    elmo = head.mix(enc.sequence_table[batch["seq"]].float())
-    text = _text_from_table(enc.word_table, batch["words"], batch["nwords"]) if head.config["use_text"] else None
-    feats = batch["feats"] if head.config["use_features"] else None
-    return head(elmo, text, feats, batch["lengths"])
-
-
-def to_device(enc: Encoded, device: torch.device) -> Encoded:
-    """The same encodings with their tables on `device` (the per-page index tensors move per batch)."""
-    if enc.sequence_table.device == torch.device(device):
-        return enc
-    return Encoded(enc.sequence_index, enc.sequence_table.to(device), enc.word_index, enc.word_table.to(device),
-                   enc.pages)
-
-
-def _batch(enc: Encoded, items: List[dict], device: torch.device) -> dict:
-    batch = _collate(enc, items)
-    if device.type == "cpu":
-        return batch
-    return {k: (v if k == "lengths" else v.to(device)) for k, v in batch.items()}
-
-
-@torch.inference_mode()
-def predict(head: Head, enc: Encoded, indices: Sequence[int]) -> List[np.ndarray]:
-    head.eval()
-    device = _device_of(head)
-    enc = to_device(enc, device)
-    out = []
-    for i in indices:
-        item = enc.pages[i]
-        probs = np.zeros(item["n"], dtype=np.float32)
-        if len(item["y"]):  # a page whose nodes were all skipped scores 0.0 everywhere, as Scorer.score does
-            batch = _batch(enc, [item], device)
-            probs[item["at"].numpy()] = torch.sigmoid(head_logits(head, enc, batch))[0].cpu().numpy()
-        out.append(probs)
-    return out
-
-
-def page_word_f1(probs: Sequence[np.ndarray], pages: Sequence[Page], references: Sequence[str],
-                 threshold: float, region_share: Optional[float] = None) -> float:
-    from ..data.align import word_f1
-    from ..extract import relevant_mask
-
-    scores = []
-    for p, page, ref in zip(probs, pages, references):
-        mask = relevant_mask(page, p, threshold, region_share)
-        text = "\n".join(n.content for n, k in zip(page.nodes, mask) if k)
-        scores.append(word_f1(text, ref)[2])
-    return float(np.mean(scores)) if scores else 0.0
-
-
-def node_prf(probs: Sequence[np.ndarray], labels: Sequence[Sequence[int]], threshold: float) -> Tuple[float, float, float]:
-    p = np.concatenate([np.asarray(x) for x in probs]) >= threshold if probs else np.zeros(0, bool)
-    t = np.concatenate([np.asarray(y) for y in labels]).astype(bool) if labels else np.zeros(0, bool)
-    tp, fp, fn = int((p & t).sum()), int((p & ~t).sum()), int((~p & t).sum())
-    prec = tp / (tp + fp) if tp + fp else 0.0
-    rec = tp / (tp + fn) if tp + fn else 0.0
-    return prec, rec, (2 * prec * rec / (prec + rec) if prec + rec else 0.0)
-
-
-THRESHOLDS = [round(0.05 * i, 2) for i in range(1, 20)]
-
-
-def choose_threshold(score: Callable[[float], float]) -> Tuple[float, float]:
-    """The threshold of the grid with the best validation score (ties: the one nearest 0.5)."""
-    best = max(THRESHOLDS, key=lambda t: (round(score(t), 6), -abs(t - 0.5)))
-    return best, score(best)
-
-
-def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequence[int],
-               validate: Callable[[List[np.ndarray]], float], *, epochs: int, minutes: float, seed: int,
-               batch_pages: int = 8, lr: float = 3e-3, progress: bool = True) -> Tuple[dict, Dict[str, Curve], dict]:
-    """Adam on weighted BCE; keeps the state with the best validation score. Returns (state, curves, run):
-    `run` says how many epochs ran, which one was kept, and whether the minute budget cut training short.
-    A model whose kept epoch ran whole is retrained exactly, on any machine, with `--epochs <best>`: the
-    shuffles are seeded, and the best of the first `best` epochs is that one."""
-    rng = random.Random(seed)
-    device = _device_of(head)
-    enc = to_device(enc, device)
-    # pages whose every node was skipped (encode_pages) have nothing to learn from
-    order = [i for i in train_idx if len(enc.pages[i]["y"])]
-    if not order:
-        raise ValueError("no training page has a node to learn from")
-    ys = torch.cat([enc.pages[i]["y"] for i in order])
-    pos = float(ys.sum())
-    pos_weight = torch.tensor(min(max((len(ys) - pos) / max(pos, 1.0), 1.0), 10.0), device=device)
-    optimizer = torch.optim.Adam(head.parameters(), lr=lr)
-    curves = {"train_loss": Curve(), "val_score": Curve()}
-    best_state, best_score = None, -1.0
-    run = {"epochs_run": 0, "best_epoch": 0, "best_epoch_whole": True, "stopped_by": "epochs"}
-    deadline = time.monotonic() + minutes * 60
-    for epoch in range(1, epochs + 1):
-        head.train()
-        rng.shuffle(order)
-        # pages of similar size together keep padding small
-        chunks = [order[i: i + batch_pages * 8] for i in range(0, len(order), batch_pages * 8)]
-        batches = []
-        for chunk in chunks:
-            chunk = sorted(chunk, key=lambda i: len(enc.pages[i]["y"]))
-            batches += [chunk[i: i + batch_pages] for i in range(0, len(chunk), batch_pages)]
-        rng.shuffle(batches)
-        total, count, whole = 0.0, 0, True
-        for batch_idx in _progress(batches, desc=f"train head epoch {epoch}", unit="batch", disable=not progress):
-            batch = _batch(enc, [enc.pages[i] for i in batch_idx], device)
-            logits = head_logits(head, enc, batch)
-            loss_all = F.binary_cross_entropy_with_logits(logits, batch["y"], pos_weight=pos_weight, reduction="none")
-            loss = (loss_all * batch["w"]).sum() / batch["w"].sum().clamp(min=1e-6)
-            optimizer.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(head.parameters(), 5.0)
-            optimizer.step()
-            total += loss.item()
-            count += 1
-            if time.monotonic() > deadline:
-                whole = count == len(batches)
-                break
-        curves["train_loss"].add(epoch, total / max(count, 1))
-        score = validate(predict(head, enc, val_idx))
-        curves["val_score"].add(epoch, score)
-        log(f"  epoch {epoch}: train loss {total / max(count, 1):.4f}, validation {score:.4f}")
-        run["epochs_run"] = epoch
-        if score > best_score:
-            best_score = score
-            best_state = {k: v.detach().clone() for k, v in head.state_dict().items()}
-            run.update(best_epoch=epoch, best_epoch_whole=whole)
-        if time.monotonic() > deadline:
-            if epoch < epochs:
-                run["stopped_by"] = "minutes"
-            break
-    head.load_state_dict(best_state)
-    head.eval()
-    return best_state, curves, run
-
-
-# --- splits, plots, the whole run --------------------------------------------------------------------------------
 
 def split_by_group(groups: Sequence[str], val_fraction: float, test_fraction: float, seed: int
                    ) -> Tuple[List[int], List[int], List[int]]:
@@ -454,24 +52,6 @@ def split_by_group(groups: Sequence[str], val_fraction: float, test_fraction: fl
         else:
             train += by[name]
     return sorted(train), sorted(val), sorted(test)
-
-
-def plot_curves(path: Path, curves: Dict[str, Curve], title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(curves), figsize=(5 * len(curves), 3.5), squeeze=False)
-    for ax, (name, curve) in zip(axes[0], curves.items()):
-        ax.plot(curve.steps, curve.values, marker="." if len(curve.steps) < 60 else None)
-        ax.set_title(name)
-        ax.set_xlabel("step" if "pretrain" in name else "epoch")
-        ax.grid(alpha=0.3)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 DATASET_CREDITS = {
@@ -504,7 +84,7 @@ def load_labelled(dataset: str, path: Path, limit: Optional[int] = None, sites=N
         it, total = simple.iter_pages(path, labels_file), None
     else:
         raise ValueError(f"unknown dataset {dataset!r}")
-    pages = list(_progress(it, total=total, desc=f"load {dataset}", unit="page", disable=not progress))
+    pages = list(progress_bar(it, total=total, desc=f"load {dataset}", unit="page", disable=not progress))
     if limit and dataset != "wcxb":
         pages = [pages[(i * len(pages)) // limit] for i in range(min(limit, len(pages)))]
     return pages

@@ -1,0 +1,243 @@
+"""Step 2 of training: the classifier head on labelled nodes, over frozen biLM outputs.
+
+The head keeps the pre-trained biLM frozen (like the thesis's ElmoEmbeddings -> ClassifierDL), so each
+distinct reTPS and word is encoded once: pooled per-layer activations are cached and the scalar mix is
+still learnt, since pooling and mixing commute.
+"""
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from ..page import Page
+from .elmo import ElmoBiLm, char_tensor, pool_sequences
+from .features import N_FEATURES, page_features, retps_tokens, text_words
+from .head import Head
+from .training_support import Curve, device_of, log, progress_bar
+
+
+@dataclass
+class Encoded:
+    """Pages as indices into tables of frozen biLM outputs."""
+
+    sequence_index: Dict[str, int]
+    sequence_table: torch.Tensor          # (S, n_layers, 2, elmo_dim) float16
+    word_index: Dict[str, int]
+    word_table: torch.Tensor              # (W, token_dim) float32
+    pages: List[dict]                     # per page: seq (N,), words (N, K), nwords (N,), feats (N, F), y, w
+
+
+@torch.inference_mode()
+def encode_pages(bilm: ElmoBiLm, pages: Sequence[Page], labels: Sequence[Sequence[int]], batch_size: int = 512,
+                 progress: bool = True, skip: Optional[Callable] = None, n_features: int = N_FEATURES) -> Encoded:
+    """Frozen biLM vectors of every page's distinct reTPS and words, and one item per page for the head.
+
+    `skip`: nodes for which it is true are left out of their page's item (its rows, the node sequence the
+    head's page BiLSTM reads), as `Scorer.score(pages, skip=...)` leaves them out at inference; their
+    shallow features are still computed on the whole page. Each item's "at" holds the page's node indices
+    it keeps and "n" the page's node count, so `predict` returns arrays aligned with page.nodes again.
+    """
+    bilm.eval()
+    seq_tokens: Dict[str, List[str]] = {}
+    words: Dict[str, int] = {}
+    page_words = []
+    page_rows = []
+    for page in pages:
+        at = [i for i, node in enumerate(page.nodes) if skip is None or not skip(node)]
+        page_rows.append(at)
+        for i in at:
+            node = page.nodes[i]
+            if node.retps not in seq_tokens:
+                seq_tokens[node.retps] = retps_tokens(node)
+        lists = [text_words(page.nodes[i].content) for i in at]
+        page_words.append(lists)
+        for ws in lists:
+            for w in ws:
+                words.setdefault(w, len(words))
+    keys = list(seq_tokens)
+    order = sorted(range(len(keys)), key=lambda i: -len(seq_tokens[keys[i]]))
+    table = torch.empty(len(keys), bilm.num_layers, 2, bilm.output_dim, dtype=torch.float16)
+    token_cache: Dict[str, torch.Tensor] = {}
+    for start in progress_bar(range(0, len(order), batch_size), desc="encode reTPS", unit="batch",
+                           disable=not progress):
+        idx = order[start: start + batch_size]
+        batch = [seq_tokens[keys[i]] for i in idx]
+        new = sorted({t for s in batch for t in s} - token_cache.keys())
+        if new:
+            for t, v in zip(new, bilm.token_embedder(char_tensor(new))):
+                token_cache[t] = v
+        vocab = sorted({t for s in batch for t in s})
+        pos = {t: k for k, t in enumerate(vocab)}
+        tab = torch.stack([token_cache[t] for t in vocab])
+        lengths = torch.tensor([len(s) for s in batch])
+        ids = torch.zeros(len(batch), int(lengths.max()), dtype=torch.long)
+        for r, s in enumerate(batch):
+            ids[r, : len(s)] = torch.tensor([pos[t] for t in s])
+        layers, mask = bilm.forward_embedded(tab[ids.to(tab.device)], lengths)
+        table[torch.tensor(idx)] = pool_sequences(layers, mask).to(torch.float16).cpu()
+    word_list = list(words)
+    word_vecs = [bilm.token_embedder(char_tensor(word_list[i: i + 4096])).cpu()
+                 for i in range(0, len(word_list), 4096)]
+    word_table = torch.cat(word_vecs) if word_vecs else torch.zeros(0, bilm.options["lstm"]["projection_dim"])
+    seq_index = {k: i for i, k in enumerate(keys)}
+    encoded_pages = []
+    for page, y, lists, at in zip(pages, labels, page_words, page_rows):
+        width = max((len(ws) for ws in lists), default=1)
+        nodes = [page.nodes[i] for i in at]
+        feats = page_features(page, n_features)
+        y = list(y)
+        encoded_pages.append({
+            "seq": torch.tensor([seq_index[n.retps] for n in nodes], dtype=torch.long),
+            "words": torch.tensor([[words[w] for w in ws] + [0] * (width - len(ws)) for ws in lists],
+                                  dtype=torch.long).reshape(len(lists), width),
+            "nwords": torch.tensor([len(ws) for ws in lists], dtype=torch.float32),
+            "feats": torch.from_numpy(feats if len(at) == len(page.nodes) else feats[at]),
+            "y": torch.tensor([y[i] for i in at], dtype=torch.float32),
+            # long nodes weigh more: the page metric counts words, not nodes
+            "w": torch.tensor([0.5 + math.log1p(len(n.content.split())) for n in nodes], dtype=torch.float32),
+            "at": torch.tensor(at, dtype=torch.long),
+            "n": len(page.nodes),
+        })
+    return Encoded(seq_index, table, words, word_table, encoded_pages)
+
+
+def _text_from_table(word_table: torch.Tensor, words: torch.Tensor, nwords: torch.Tensor) -> torch.Tensor:
+    vecs = word_table[words]                                   # (..., K, D)
+    mask = (torch.arange(words.shape[-1], device=words.device) < nwords.unsqueeze(-1)).unsqueeze(-1)
+    mean = (vecs * mask).sum(dim=-2) / nwords.clamp(min=1).unsqueeze(-1)
+    top = vecs.masked_fill(~mask, float("-inf")).max(dim=-2).values
+    return torch.cat([mean, top], dim=-1)
+
+
+def _collate(enc: Encoded, items: List[dict]) -> dict:
+    n = max(len(p["y"]) for p in items)
+    k = max(p["words"].shape[1] for p in items)
+    b = len(items)
+    seq = torch.zeros(b, n, dtype=torch.long)
+    words = torch.zeros(b, n, k, dtype=torch.long)
+    nwords = torch.ones(b, n)
+    feats = torch.zeros(b, n, items[0]["feats"].shape[1])
+    y = torch.zeros(b, n)
+    w = torch.zeros(b, n)
+    for r, p in enumerate(items):
+        m = len(p["y"])
+        seq[r, :m] = p["seq"]
+        words[r, :m, : p["words"].shape[1]] = p["words"]
+        nwords[r, :m] = p["nwords"]
+        feats[r, :m] = p["feats"]
+        y[r, :m] = p["y"]
+        w[r, :m] = p["w"]
+    return {"seq": seq, "words": words, "nwords": nwords, "feats": feats, "y": y, "w": w,
+            "lengths": torch.tensor([len(p["y"]) for p in items])}
+
+
+def head_logits(head: Head, enc: Encoded, batch: dict) -> torch.Tensor:
+    """Logits (B, N); `enc`'s tables and `batch` must be on the head's device (see `to_device`)."""
+    elmo = head.mix(enc.sequence_table[batch["seq"]].float())
+    text = _text_from_table(enc.word_table, batch["words"], batch["nwords"]) if head.config["use_text"] else None
+    feats = batch["feats"] if head.config["use_features"] else None
+    return head(elmo, text, feats, batch["lengths"])
+
+
+def to_device(enc: Encoded, device: torch.device) -> Encoded:
+    """The same encodings with their tables on `device` (the per-page index tensors move per batch)."""
+    if enc.sequence_table.device == torch.device(device):
+        return enc
+    return Encoded(enc.sequence_index, enc.sequence_table.to(device), enc.word_index, enc.word_table.to(device),
+                   enc.pages)
+
+
+def _batch(enc: Encoded, items: List[dict], device: torch.device) -> dict:
+    batch = _collate(enc, items)
+    if device.type == "cpu":
+        return batch
+    return {k: (v if k == "lengths" else v.to(device)) for k, v in batch.items()}
+
+
+@torch.inference_mode()
+def predict(head: Head, enc: Encoded, indices: Sequence[int]) -> List[np.ndarray]:
+    head.eval()
+    device = device_of(head)
+    enc = to_device(enc, device)
+    out = []
+    for i in indices:
+        item = enc.pages[i]
+        probs = np.zeros(item["n"], dtype=np.float32)
+        if len(item["y"]):  # a page whose nodes were all skipped scores 0.0 everywhere, as Scorer.score does
+            batch = _batch(enc, [item], device)
+            probs[item["at"].numpy()] = torch.sigmoid(head_logits(head, enc, batch))[0].cpu().numpy()
+        out.append(probs)
+    return out
+
+
+def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequence[int],
+               validate: Callable[[List[np.ndarray]], float], *, epochs: int, minutes: float, seed: int,
+               batch_pages: int = 8, lr: float = 3e-3, progress: bool = True) -> Tuple[dict, Dict[str, Curve], dict]:
+    """Adam on weighted BCE; keeps the state with the best validation score. Returns (state, curves, run):
+    `run` says how many epochs ran, which one was kept, and whether the minute budget cut training short.
+    A model whose kept epoch ran whole is retrained exactly, on any machine, with `--epochs <best>`: the
+    shuffles are seeded, and the best of the first `best` epochs is that one."""
+    rng = random.Random(seed)
+    device = device_of(head)
+    enc = to_device(enc, device)
+    # pages whose every node was skipped (encode_pages) have nothing to learn from
+    order = [i for i in train_idx if len(enc.pages[i]["y"])]
+    if not order:
+        raise ValueError("no training page has a node to learn from")
+    ys = torch.cat([enc.pages[i]["y"] for i in order])
+    pos = float(ys.sum())
+    pos_weight = torch.tensor(min(max((len(ys) - pos) / max(pos, 1.0), 1.0), 10.0), device=device)
+    optimizer = torch.optim.Adam(head.parameters(), lr=lr)
+    curves = {"train_loss": Curve(), "val_score": Curve()}
+    best_state, best_score = None, -1.0
+    run = {"epochs_run": 0, "best_epoch": 0, "best_epoch_whole": True, "stopped_by": "epochs"}
+    deadline = time.monotonic() + minutes * 60
+    for epoch in range(1, epochs + 1):
+        head.train()
+        rng.shuffle(order)
+        # pages of similar size together keep padding small
+        chunks = [order[i: i + batch_pages * 8] for i in range(0, len(order), batch_pages * 8)]
+        batches = []
+        for chunk in chunks:
+            chunk = sorted(chunk, key=lambda i: len(enc.pages[i]["y"]))
+            batches += [chunk[i: i + batch_pages] for i in range(0, len(chunk), batch_pages)]
+        rng.shuffle(batches)
+        total, count, whole = 0.0, 0, True
+        for batch_idx in progress_bar(batches, desc=f"train head epoch {epoch}", unit="batch", disable=not progress):
+            batch = _batch(enc, [enc.pages[i] for i in batch_idx], device)
+            logits = head_logits(head, enc, batch)
+            loss_all = F.binary_cross_entropy_with_logits(logits, batch["y"], pos_weight=pos_weight, reduction="none")
+            loss = (loss_all * batch["w"]).sum() / batch["w"].sum().clamp(min=1e-6)
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(head.parameters(), 5.0)
+            optimizer.step()
+            total += loss.item()
+            count += 1
+            if time.monotonic() > deadline:
+                whole = count == len(batches)
+                break
+        curves["train_loss"].add(epoch, total / max(count, 1))
+        score = validate(predict(head, enc, val_idx))
+        curves["val_score"].add(epoch, score)
+        log(f"  epoch {epoch}: train loss {total / max(count, 1):.4f}, validation {score:.4f}")
+        run["epochs_run"] = epoch
+        if score > best_score:
+            best_score = score
+            best_state = {k: v.detach().clone() for k, v in head.state_dict().items()}
+            run.update(best_epoch=epoch, best_epoch_whole=whole)
+        if time.monotonic() > deadline:
+            if epoch < epochs:
+                run["stopped_by"] = "minutes"
+            break
+    head.load_state_dict(best_state)
+    head.eval()
+    return best_state, curves, run
