@@ -14,7 +14,9 @@ fold model's score plus the 20 shallow features the head reads, and again with c
 - far ancestors: the tag names, classes and ids of the ancestors that the 20-token reTPS cuts off (the
   page serialized again with `retps_max_tokens=400`: the same nodes, longer reTPS), hashed, through a
   logistic regression trained on the other folds (and, for the nodes the stacker trains on, on the
-  folds other than theirs and the test fold), whose output is the one added input.
+  folds other than theirs and the test fold), whose output is the one added input;
+- page type (oracle): the page's true WCXB page type, one-hot. Not an input a model could have, but a
+  ceiling: what a perfect page-type classifier in front of the head would be worth.
 
 Each stacked score goes through `extract.relevant_mask` as extraction decides (thresholds 0.4 and 0.5,
 region share 0.7), and page word-F1 is reported per page type, next to the fold models' own scores with
@@ -39,7 +41,7 @@ from typing import Dict, List
 import numpy as np
 
 WORD = re.compile(r"\w+")
-GROUPS = ("tree", "title", "scores around", "far ancestors")
+GROUPS = ("tree", "title", "scores around", "page type (oracle)", "far ancestors")
 FAR_FROM = 20  # the reTPS tokens the model reads (DEFAULT_RETPS_MAX_TOKENS)
 
 
@@ -156,6 +158,7 @@ def main(argv=None) -> int:
             if pages[i].page.nodes:
                 scores[i] = np.asarray(score_pages(scorer, [pages[i].page])[0], dtype=np.float64)
 
+    header = sorted({"all"} | {lp.page_type_or_site for lp in pages})
     inputs: Dict[str, List[List[float]]] = {name: [] for name in ("baseline",) + GROUPS}
     far_tokens: List[Dict[str, float]] = []
     long_paths = SerializerConfig(retps_max_tokens=400)
@@ -167,7 +170,9 @@ def main(argv=None) -> int:
             continue
         shallow = page_features(page)
         extra = {"tree": tree_features(page), "title": title_features(page),
-                 "scores around": score_features(page, scores[p], scored)}
+                 "scores around": score_features(page, scores[p], scored),
+                 "page type (oracle)": np.array([[float(t == lp.page_type_or_site) for t in header[1:]]]
+                                                * len(page.nodes), dtype=np.float32)}
         whole = serialize(read_source(lp.meta["source"]), encoding="utf-8", url=lp.url, config=long_paths)
         if len(whole.nodes) != len(page.nodes):
             raise SystemExit(f"{lp.page_id}: longer reTPS changed the nodes")
@@ -203,7 +208,6 @@ def main(argv=None) -> int:
             by[lp.page_type_or_site].append(f1)
         print(f"| {name} | " + " | ".join(f"{np.mean(by[k]):.4f}" for k in header) + " |", flush=True)
 
-    header = sorted({"all"} | {lp.page_type_or_site for lp in pages})
     rows = []
     for name in ("baseline",) + GROUPS:
         x = np.asarray(inputs[name], dtype=np.float32)
