@@ -73,13 +73,13 @@ def test_cli_head_only_folds_reuse_each_splits_biLM(tmp_path):
             "--train-model", "--train-minutes", "0.05", "--no-progress", "--only-split", "test=inkwell"]
     assert main(base + ["--out", str(tmp_path / "a")]) == 0
     assert main(base + ["--out", str(tmp_path / "b"), "--train-bilm", str(tmp_path / "a" / "models" / "{split}"),
-                        "--train-features", "16"]) == 0
+                        "--train-features", "16", "--train-node-weights", "page-share"]) == 0
     card = json.loads((tmp_path / "b" / "models" / "test_inkwell" / "card.json").read_text())
     assert card["training"]["pretrain"]["reused_from"] == str(tmp_path / "a" / "models" / "test_inkwell")
     # the head reads models/default's 16 features; the first run's head all of them
-    assert card["head"]["n_features"] == 16
+    assert card["head"]["n_features"] == 16 and card["training"]["node_weights"] == "page-share"
     first = json.loads((tmp_path / "a" / "models" / "test_inkwell" / "card.json").read_text())
-    assert first["head"]["n_features"] > 16
+    assert first["head"]["n_features"] > 16 and first["training"]["node_weights"] == "log"
 
 
 def test_cli_names_a_device_it_cannot_train_on(tmp_path, capsys):

@@ -237,6 +237,18 @@ def test_the_card_records_the_epochs_that_retrain_the_same_head(tmp_path):
                           load_model(tmp_path / "short").score([page])[0])
 
 
+def test_page_share_weights_each_page_alike_and_each_node_by_its_words(tmp_path):
+    from edrew_scrapy.model.head_training import _node_weights
+
+    short, long = _node_weights([0, 9], "page-share"), _node_weights([1, 1, 1, 96, 1], "page-share")
+    assert float(short.sum()) == pytest.approx(1.0) and float(long.sum()) == pytest.approx(1.0)
+    assert float(long[3] / long[0]) == pytest.approx(96.1 / 1.1)
+    assert _node_weights([0, 1000], "log").tolist() == pytest.approx([0.5, 0.5 + np.log1p(1000)])
+    card = train_d(tmp_path, "shares", node_weights="page-share", epochs=2).card
+    assert card["training"]["node_weights"] == "page-share"
+    assert train_d(tmp_path, "logs", epochs=2).card["training"]["node_weights"] == "log"
+
+
 @pytest.mark.parametrize("change, message", [
     ({"variants": ("z",)}, "--variant: unknown 'z'"),
     ({"epochs": 0}, "--epochs must be at least 1"),
@@ -246,6 +258,7 @@ def test_the_card_records_the_epochs_that_retrain_the_same_head(tmp_path):
     ({"val_fraction": 0.5, "test_fraction": 0.5}, "their sum below 1"),
     ({"limit": 2}, "--limit must be at least 3"),
     ({"n_features": 0}, "--features must be 1..20"),
+    ({"node_weights": "linear"}, "--node-weights must be one of log, page-share"),
 ])
 def test_bad_options_fail_before_any_page_is_read(tmp_path, change, message):
     # the dataset folder does not exist: the option is named before anything is loaded or pre-trained

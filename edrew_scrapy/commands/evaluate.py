@@ -61,6 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train-features", type=int, default=None, metavar="N",
                         help="--train-model: the head reads the first N shallow features (edrew train "
                              "--features; 16 is models/default's set; default: all of them)")
+    parser.add_argument("--train-node-weights", choices=("log", "page-share"), default="log",
+                        help="--train-model: each node's weight in the head's loss (edrew train --node-weights)")
     parser.add_argument("--train-seed", type=int, default=None,
                         help="--train-model: the training seed (head initialisation, batch order, validation "
                              "domains), without changing the folds that --seed draws (default: --seed)")
@@ -192,6 +194,7 @@ def train_config(args, folder: Path, model_dir: Path, split_name: str):
                        pretrain_steps=args.train_pretrain_steps, epochs=args.train_epochs,
                        device=args.train_device, progress=not args.no_progress,
                        region_share=args.region_share, skip_settled=args.train_skip_settled,
+                       node_weights=args.train_node_weights,
                        seed=args.seed if args.train_seed is None else args.train_seed,
                        bilm_from=Path(args.train_bilm.replace("{split}", model_dir.name))
                        if args.train_bilm else None,

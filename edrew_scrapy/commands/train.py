@@ -52,6 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--features", type=int, default=None, metavar="N",
                         help="shallow features the head reads: the first N (16: without the four declared-kind "
                              "features, as models/default was trained; default: all of them)")
+    parser.add_argument("--node-weights", choices=("log", "page-share"), default="log",
+                        help="each node's weight in the head's loss: log (0.5 + log(1 + words), as the shipped "
+                             "models) or page-share (its share of its page's words; an ablation, "
+                             "docs/evaluation.md) (default: log)")
     parser.add_argument("--no-progress", action="store_true")
 
 
@@ -101,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         sites=args.sites.split(",") if args.sites else None, attrs=args.attrs.split(",") if args.attrs else None,
         labels_file=Path(args.labels) if args.labels else None, progress=not args.no_progress,
         metric=args.metric, region_share=args.region_share, device=args.device, bilm_from=_model_dir(args.bilm),
-        skip_settled=args.skip_settled,
+        skip_settled=args.skip_settled, node_weights=args.node_weights,
         **({} if args.features is None else {"n_features": args.features}),
         command="edrew train " + " ".join(sys.argv[2:] if len(sys.argv) > 2 else []),
     )

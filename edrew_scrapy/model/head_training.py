@@ -24,6 +24,21 @@ from .head import Head
 from .training_support import Curve, device_of, log, progress_bar
 
 
+# How much each node's error counts in the head's loss:
+#   log: 0.5 + log(1 + words). Long nodes weigh more, since the page metric counts words, not nodes,
+#        but a 1,000-word block only about 6 times a one-word link (the default, as every shipped model).
+#   page-share: (words + 0.1) / the same summed over the page, the node's share of its page's word-F1:
+#        each page weighs the same in a batch, and within it a node as much as its words.
+NODE_WEIGHTS = ("log", "page-share")
+
+
+def _node_weights(words: List[int], how: str) -> torch.Tensor:
+    if how == "log":
+        return torch.tensor([0.5 + math.log1p(n) for n in words], dtype=torch.float32)
+    share = torch.tensor(words, dtype=torch.float32) + 0.1
+    return share / share.sum().clamp(min=1e-6)
+
+
 @dataclass
 class Encoded:
     """Pages as indices into tables of frozen biLM outputs."""
@@ -37,14 +52,19 @@ class Encoded:
 
 @torch.inference_mode()
 def encode_pages(bilm: ElmoBiLm, pages: Sequence[Page], labels: Sequence[Sequence[int]], batch_size: int = 512,
-                 progress: bool = True, skip: Optional[Callable] = None, n_features: int = N_FEATURES) -> Encoded:
+                 progress: bool = True, skip: Optional[Callable] = None, n_features: int = N_FEATURES,
+                 node_weights: str = "log") -> Encoded:
     """Frozen biLM vectors of every page's distinct reTPS and words, and one item per page for the head.
 
     `skip`: nodes for which it is true are left out of their page's item (its rows, the node sequence the
     head's page BiLSTM reads), as `Scorer.score(pages, skip=...)` leaves them out at inference; their
     shallow features are still computed on the whole page. Each item's "at" holds the page's node indices
     it keeps and "n" the page's node count, so `predict` returns arrays aligned with page.nodes again.
+
+    `node_weights`: each node's weight in the loss (NODE_WEIGHTS).
     """
+    if node_weights not in NODE_WEIGHTS:
+        raise ValueError(f"node_weights must be one of {', '.join(NODE_WEIGHTS)}, got {node_weights!r}")
     bilm.eval()
     seq_tokens: Dict[str, List[str]] = {}
     words: Dict[str, int] = {}
@@ -101,8 +121,7 @@ def encode_pages(bilm: ElmoBiLm, pages: Sequence[Page], labels: Sequence[Sequenc
             "nwords": torch.tensor([len(ws) for ws in lists], dtype=torch.float32),
             "feats": torch.from_numpy(feats if len(at) == len(page.nodes) else feats[at]),
             "y": torch.tensor([y[i] for i in at], dtype=torch.float32),
-            # long nodes weigh more: the page metric counts words, not nodes
-            "w": torch.tensor([0.5 + math.log1p(len(n.content.split())) for n in nodes], dtype=torch.float32),
+            "w": _node_weights([len(n.content.split()) for n in nodes], node_weights),
             "at": torch.tensor(at, dtype=torch.long),
             "n": len(page.nodes),
         })

@@ -21,7 +21,7 @@ from .elmo import ElmoBiLm, default_options
 from .features import N_FEATURES
 from .files import write_card
 from .head import Head, head_config
-from .head_training import encode_pages, predict, to_device, train_head
+from .head_training import NODE_WEIGHTS, encode_pages, predict, to_device, train_head
 from .pretrain import pretrain_bilm, sequences_from_html, sequences_from_pages
 from .scorer import save_model
 from .thresholds import choose_threshold, node_prf, page_word_f1
@@ -132,6 +132,9 @@ class TrainConfig:
     # declared-kind features) reproduces models/default as shipped; 20, the default, is what the
     # cross-validated fold models read (docs/model.md, "models/default")
     n_features: int = N_FEATURES
+    # each node's weight in the head's loss (head_training.NODE_WEIGHTS): "log", as every shipped model, or
+    # "page-share", the node's share of its page's words (docs/evaluation.md)
+    node_weights: str = "log"
 
 
 def check_config(config: TrainConfig) -> None:
@@ -140,6 +143,8 @@ def check_config(config: TrainConfig) -> None:
 
     if not (isinstance(config.n_features, int) and 0 < config.n_features <= N_FEATURES):
         raise ValueError(f"--features must be 1..{N_FEATURES}, got {config.n_features!r}")
+    if config.node_weights not in NODE_WEIGHTS:
+        raise ValueError(f"--node-weights must be one of {', '.join(NODE_WEIGHTS)}, got {config.node_weights!r}")
     bad = [v for v in config.variants if v not in VARIANTS]
     if bad or not config.variants:
         raise ValueError(f"--variant: unknown {', '.join(map(repr, bad)) or 'none given'} (choose from "
@@ -248,7 +253,7 @@ def train(config: TrainConfig) -> dict:
         from ..extract import settled as skip
     t0 = time.monotonic()
     enc = to_device(encode_pages(bilm, pages, labels, progress=config.progress, skip=skip,
-                                    n_features=config.n_features), device)  # every head's
+                                    n_features=config.n_features, node_weights=config.node_weights), device)  # every head's
     encode_seconds = time.monotonic() - t0
     log(f"encoded {len(enc.sequence_index)} distinct reTPS and {len(enc.word_index)} words in {encode_seconds:.0f} s")
 
@@ -298,6 +303,7 @@ def train(config: TrainConfig) -> dict:
                 "split_rule": split_rule,
                 "seed": config.seed, "threads": config.threads, "device": device.type, "pretrain": pre_info,
                 "head_pages": "without the nodes extract.settled marks" if skip else "whole pages",
+                "node_weights": config.node_weights,
                 "head_seconds": round(head_seconds, 1), "head_epochs": head_run,
                 "total_seconds": round(time.monotonic() - started, 1), "command": config.command,
             },
