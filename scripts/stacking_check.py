@@ -122,6 +122,8 @@ def main(argv=None) -> int:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1, help="the folds' seed, as edrew evaluate --seed")
     args = parser.parse_args(argv)
+    if args.folds < 3:
+        parser.error("--folds must be at least 3: the far-ancestor group nests a cross-validation in each fold")
     if not args.wcxb:
         parser.error("give the WCXB folder (--wcxb PATH or $EDREW_WCXB)")
     missing = [k for k in range(1, args.folds + 1) if not (args.models / f"fold{k}").is_dir()]
@@ -159,7 +161,8 @@ def main(argv=None) -> int:
                 scores[i] = np.asarray(score_pages(scorer, [pages[i].page])[0], dtype=np.float64)
 
     header = sorted({"all"} | {lp.page_type_or_site for lp in pages})
-    inputs: Dict[str, List[List[float]]] = {name: [] for name in ("baseline",) + GROUPS}
+    # the far-ancestor group adds one column to the baseline rows, computed per fold below
+    inputs: Dict[str, List[List[float]]] = {name: [] for name in ("baseline",) + GROUPS[:-1]}
     far_tokens: List[Dict[str, float]] = []
     long_paths = SerializerConfig(retps_max_tokens=400)
     labels, weights, folds, where = [], [], [], []
@@ -182,7 +185,6 @@ def main(argv=None) -> int:
             inputs["baseline"].append(row)
             for name in GROUPS[:-1]:
                 inputs[name].append(row + extra[name][i].tolist())
-            inputs["far ancestors"].append(row)
             far_tokens.append({t.split("|")[0]: 1.0 for t in whole.nodes[i].tokens[FAR_FROM:]
                                if not t.startswith("<#")})
             labels.append(lp.labels[i])
@@ -210,7 +212,7 @@ def main(argv=None) -> int:
 
     rows = []
     for name in ("baseline",) + GROUPS:
-        x = np.asarray(inputs[name], dtype=np.float32)
+        x = np.asarray(inputs["baseline" if name == "far ancestors" else name], dtype=np.float32)
         stacked = np.zeros(len(y))
         for f in tqdm(range(args.folds), desc=f"stack {name}", unit="fold"):
             xf = x

@@ -238,7 +238,10 @@ def test_the_card_records_the_epochs_that_retrain_the_same_head(tmp_path):
 
 
 def test_page_share_weights_each_page_alike_and_each_node_by_its_words(tmp_path):
-    from edrew_scrapy.model.head_training import _node_weights
+    from edrew_scrapy.commands.options import NODE_WEIGHTS as CHOICES
+    from edrew_scrapy.model.head_training import NODE_WEIGHTS, _node_weights
+
+    assert CHOICES == NODE_WEIGHTS  # the command lines offer what training accepts
 
     short, long = _node_weights([0, 9], "page-share"), _node_weights([1, 1, 1, 96, 1], "page-share")
     assert float(short.sum()) == pytest.approx(1.0) and float(long.sum()) == pytest.approx(1.0)

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import List, Sequence, Tuple
 
-from .options import add_region_share, apply_region_share, dataset_path, no_dataset_path, threshold
+from .options import NODE_WEIGHTS, add_region_share, apply_region_share, dataset_path, no_dataset_path, threshold
 
 TEXT_EXTRACTORS = ("oracle", "trafilatura", "readability", "all-nodes")
 DEFAULT_EXTRACTORS = "oracle,trafilatura,readability"
@@ -61,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train-features", type=int, default=None, metavar="N",
                         help="--train-model: the head reads the first N shallow features (edrew train "
                              "--features; 16 is models/default's set; default: all of them)")
-    parser.add_argument("--train-node-weights", choices=("log", "page-share"), default="log",
+    parser.add_argument("--train-node-weights", choices=NODE_WEIGHTS, default="log",
                         help="--train-model: each node's weight in the head's loss (edrew train --node-weights)")
     parser.add_argument("--train-seed", type=int, default=None,
                         help="--train-model: the training seed (head initialisation, batch order, validation "

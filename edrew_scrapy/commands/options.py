@@ -6,6 +6,9 @@ import os
 
 # where `edrew train` and `edrew evaluate` look for a dataset folder not given on the command line
 DATASET_ENV = {"wcxb": "EDREW_WCXB", "swde": "EDREW_SWDE"}
+# --node-weights / --train-node-weights: model.head_training.NODE_WEIGHTS, named here so that parsing a
+# command line does not import torch (tests/test_model_train.py checks that the two agree)
+NODE_WEIGHTS = ("log", "page-share")
 
 
 def dataset_path(args: argparse.Namespace) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .options import add_region_share, dataset_path, no_dataset_path
+from .options import NODE_WEIGHTS, add_region_share, dataset_path, no_dataset_path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--features", type=int, default=None, metavar="N",
                         help="shallow features the head reads: the first N (16: without the four declared-kind "
                              "features, as models/default was trained; default: all of them)")
-    parser.add_argument("--node-weights", choices=("log", "page-share"), default="log",
+    parser.add_argument("--node-weights", choices=NODE_WEIGHTS, default="log",
                         help="each node's weight in the head's loss: log (0.5 + log(1 + words), as the shipped "
                              "models) or page-share (its share of its page's words; an ablation, "
                              "docs/evaluation.md) (default: log)")
