@@ -66,10 +66,20 @@ def test_disabled_components_raise_not_configured():
     ("EDREW_REGION_SHARE", 0.3, "EDREW_REGION_SHARE"),
     ("EDREW_REGION_SHARE", 1.2, "EDREW_REGION_SHARE"),
     ("EDREW_BUILDER", "json.__doc__", "callable"),
+    ("EDREW_THRESHOLD", "high", "EDREW_THRESHOLD must be a number, not 'high'"),
+    ("EDREW_BATCH_PAGES", "eight", "EDREW_BATCH_PAGES must be a whole number"),
+    ("EDREW_CACHE_MB", "1GB", "EDREW_CACHE_MB must be a number"),
+    ("EDREW_WORKERS", "two", "EDREW_WORKERS"),
 ])
 def test_wrong_settings_fail_at_start(name, value, message):
     with pytest.raises(ValueError, match=message):
         EdrewSettings.from_settings(Settings({name: value}))
+
+
+def test_none_written_on_the_command_line_means_unset():
+    conf = EdrewSettings.from_settings(Settings({"EDREW_THRESHOLD": "None", "EDREW_REGION_SHARE": "none",
+                                                 "EDREW_CACHE_MB": "None"}))
+    assert conf.threshold is None and conf.region_share is None and conf.cache_mb is None
 
 
 def test_settings_defaults_and_builder_path():
@@ -244,10 +254,38 @@ def test_error_statuses_the_spider_handles_are_serialised():
     request, resp = response(status=404, meta={"handle_httpstatus_list": [404]})
     resolve(mw.process_response(request, resp))
     assert resp.meta[META_KEY].nodes
-    crawler, mw = downloader_mw(HTTPERROR_ALLOWED_CODES="410,451")  # as `-s` gives it
+    crawler, mw = downloader_mw(HTTPERROR_ALLOWED_CODES=[410, 451])
     request, resp = response(status=410)
     resolve(mw.process_response(request, resp))
     assert resp.meta[META_KEY].nodes
+
+
+@pytest.mark.parametrize("settings", [{}, {"HTTPERROR_ALLOWED_CODES": [500]}, {"HTTPERROR_ALLOW_ALL": True},
+                                      {"HTTPERROR_ALLOWED_CODES": "500,404", "HTTPERROR_ALLOW_ALL": False}])
+@pytest.mark.parametrize("spider_list", [None, [404]])
+@pytest.mark.parametrize("meta", [{}, {"handle_httpstatus_list": [404]}, {"handle_httpstatus_list": []},
+                                  {"handle_httpstatus_all": True}])
+def test_error_statuses_are_serialised_exactly_when_httperror_middleware_lets_them_through(settings, spider_list,
+                                                                                            meta):
+    # The rule is Scrapy's own: a spider's list replaces HTTPERROR_ALLOWED_CODES, a request's list beats
+    # HTTPERROR_ALLOW_ALL. An error page the spider never sees must not be serialised (nor get an item).
+    from scrapy import Spider
+    from scrapy.spidermiddlewares.httperror import HttpError, HttpErrorMiddleware
+
+    attrs = {"name": "s"} if spider_list is None else {"name": "s", "handle_httpstatus_list": spider_list}
+    spidercls = type("S", (Spider,), attrs)
+    for status in (404, 500):
+        crawler = get_crawler(spidercls, settings_dict={"EDREW_THREADS": 0, **settings})
+        crawler.spider = crawler._create_spider()
+        mw = EdrewDownloaderMiddleware.from_crawler(crawler)
+        request, resp = response(status=status, meta=dict(meta))
+        try:
+            HttpErrorMiddleware.from_crawler(crawler).process_spider_input(resp)
+            scrapy_lets_it_through = True
+        except HttpError:
+            scrapy_lets_it_through = False
+        resolve(mw.process_response(request, resp))
+        assert (META_KEY in resp.meta) is scrapy_lets_it_through, (status, settings, spider_list, meta)
 
 
 # ---------------------------------------------------------------- the bundled spider

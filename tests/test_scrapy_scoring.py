@@ -57,6 +57,7 @@ def run(mw, resps, own=()):
 
     async def one(resp):
         assert await downloader.process_response(resp.request, resp) is resp
+        mw.process_spider_input(resp)  # the response reaches its callback
         return [out async for out in mw.process_spider_output(resp, spider_output())]
 
     async def main():
@@ -180,6 +181,78 @@ def test_a_failing_builder_costs_one_page(scorer, caplog):
     assert stat(crawler, "errors") == 2
     logged = " ".join(r.getMessage() for r in caplog.records)
     assert "flood-map" in logged and "builder bug" in logged and "riverside-through-the-seasons" in logged
+
+
+def test_an_error_page_sent_to_its_errback_gets_no_item(scorer):
+    # HttpErrorMiddleware (or any input check before ours) rejected the response: process_spider_input
+    # never ran for it, and the errback's output still comes through process_spider_output.
+    crawler, mw = middleware(scorer)
+    [resp] = responses(PAGES[:1])
+    downloader = EdrewDownloaderMiddleware(mw.crawler, mw.conf)
+
+    async def errback_output():
+        yield {"failed": resp.url}
+
+    async def main():
+        await downloader.process_response(resp.request, resp)
+        return [out async for out in mw.process_spider_output(resp, errback_output())]
+
+    assert asyncio.run(main()) == [{"failed": resp.url}]
+    assert resp.meta[EXTRACTION_KEY].nodes and stat(crawler, "items") is None
+
+
+def test_a_callback_that_raises_keeps_its_page_item(scorer):
+    crawler, mw = middleware(scorer)
+    [resp] = responses(PAGES[:1])
+    downloader = EdrewDownloaderMiddleware(mw.crawler, mw.conf)
+
+    async def callback_output():
+        yield {"own": 1}
+        raise KeyError("spider bug")
+
+    async def main():
+        await downloader.process_response(resp.request, resp)
+        mw.process_spider_input(resp)
+        outputs = []
+        with pytest.raises(KeyError, match="spider bug"):  # still Scrapy's to handle and log
+            async for out in mw.process_spider_output(resp, callback_output()):
+                outputs.append(out)
+        return outputs
+
+    outputs = asyncio.run(main())
+    assert outputs[0] == {"own": 1} and isinstance(outputs[1], PageItem) and len(outputs) == 2
+    assert stat(crawler, "items") == 1
+
+
+def test_the_same_error_on_every_page_logs_one_traceback(scorer, caplog):
+    def builder(contents, context):
+        raise RuntimeError("builder bug")
+
+    crawler, mw = middleware(scorer, EDREW_BUILDER=builder)
+    with caplog.at_level(logging.ERROR):
+        results = run(mw, responses())
+    assert results == [[]] * len(PAGES) and stat(crawler, "errors") == len(PAGES)
+    errors = [r for r in caplog.records if "builder bug" in r.getMessage()]
+    assert len(errors) == len(PAGES)  # each page named
+    assert sum(r.exc_info is not None for r in errors) == 1
+
+
+def test_a_closed_crawl_is_not_kept_alive_by_its_registration(scorer):
+    # The registered coroutines are bound methods of the middleware, which holds the crawler: left in
+    # place, they would keep every finished crawler, its stats and an in-process model in memory.
+    import gc
+    import weakref
+
+    from edrew_scrapy.scrapy import middleware as mw_module
+
+    crawler, mw = middleware(scorer)
+    assert crawler in mw_module._scoring
+    mw.spider_closed(None)
+    assert crawler not in mw_module._scoring and crawler not in mw_module._processing
+    ref = weakref.ref(crawler)
+    del crawler, mw
+    gc.collect()
+    assert ref() is None
 
 
 class BreaksOnOnePage:

@@ -34,6 +34,7 @@ logger = logging.getLogger(__name__)
 
 META_KEY = "edrew_page"
 EXTRACTION_KEY = "edrew_extraction"
+PARSED_KEY = "_edrew_parsed"  # set by EdrewSpiderMiddleware when the response reaches its callback
 OPT_OUT_KEY = "edrew"
 
 # Per crawler, the scoring coroutine of its EdrewSpiderMiddleware, registered when that is built. A
@@ -55,6 +56,14 @@ def register_scoring(crawler, score: Callable[[Any, str], Awaitable[Any]],
         _processing[crawler] = process
     else:
         _processing.pop(crawler, None)
+
+
+def unregister_scoring(crawler) -> None:
+    """At the crawl's end: the registered coroutines are bound methods of the spider middleware, which
+    holds the crawler, so the weak keys alone would keep every finished crawler (and its model) alive."""
+    _scoring.pop(crawler, None)
+    _processing.pop(crawler, None)
+
 
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/vnd.wap.xhtml+xml"})
 # Servers that do not know what they send say one of these; the body decides then.
@@ -137,7 +146,9 @@ class EdrewDownloaderMiddleware:
         self.crawler = crawler
         self.conf = conf
         self.stats = EdrewStats(crawler.stats, logger)
-        self._allowed_statuses = {int(code) for code in crawler.settings.getlist("HTTPERROR_ALLOWED_CODES")}
+        # As HttpErrorMiddleware reads it: `-s HTTPERROR_ALLOWED_CODES=410` gives strings, which match no
+        # status there either, and a page the spider never sees is not worth serialising.
+        self._allowed_statuses = crawler.settings.getlist("HTTPERROR_ALLOWED_CODES")
         self._allow_all_statuses = crawler.settings.getbool("HTTPERROR_ALLOW_ALL")
         self.pool = WorkerPool(conf.threads, "edrew-serializer")
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
@@ -154,6 +165,7 @@ class EdrewDownloaderMiddleware:
         # previous page along, and a skipped response would be scored as that page.
         request.meta.pop(META_KEY, None)
         request.meta.pop(EXTRACTION_KEY, None)
+        request.meta.pop(PARSED_KEY, None)
         reason = self._skip_reason(request, response)
         if reason is not None:
             self.stats.skip(reason, response.url, self._skip_detail(reason, response))
@@ -210,14 +222,19 @@ class EdrewDownloaderMiddleware:
         return None
 
     def _status_allowed(self, request, status: int) -> bool:
-        # The statuses that HttpErrorMiddleware lets through to the spider: only those get items.
+        # The statuses that HttpErrorMiddleware lets through to the spider, by its own rules and in its
+        # order (scrapy/spidermiddlewares/httperror.py): only those get items. A request's
+        # handle_httpstatus_list wins over HTTPERROR_ALLOW_ALL, and a spider's list replaces
+        # HTTPERROR_ALLOWED_CODES rather than adding to it.
         meta = request.meta
-        if meta.get("handle_httpstatus_all") or self._allow_all_statuses:
+        if meta.get("handle_httpstatus_all", False):
             return True
         if "handle_httpstatus_list" in meta:
             return status in meta["handle_httpstatus_list"]
+        if self._allow_all_statuses:
+            return True
         spider = getattr(self.crawler, "spider", None)
-        return status in self._allowed_statuses or status in getattr(spider, "handle_httpstatus_list", ())
+        return status in getattr(spider, "handle_httpstatus_list", self._allowed_statuses)
 
     def _skip_detail(self, reason: str, response) -> str:
         if reason == "too-large":

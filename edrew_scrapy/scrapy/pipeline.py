@@ -33,7 +33,7 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 from .items import NodeItem, PageContext, PageItem
-from .middleware import EXTRACTION_KEY, META_KEY, WorkerPool, register_scoring
+from .middleware import EXTRACTION_KEY, META_KEY, PARSED_KEY, WorkerPool, register_scoring, unregister_scoring
 from .settings import EdrewSettings
 from .stats import EdrewStats
 
@@ -191,10 +191,12 @@ class EdrewSpiderMiddleware:
         self.pool.stop()
         if self.processes is not None:
             self.processes.close()
+        unregister_scoring(self.crawler)
 
     def engine_stopped(self) -> None:
         if self.processes is not None:
             self.processes.close()
+        unregister_scoring(self.crawler)
 
     async def process(self, body: bytes, encoding: Optional[str], url: str):
         """With EDREW_WORKERS >= 1: the page serialised and scored in a worker process, as an
@@ -257,18 +259,33 @@ class EdrewSpiderMiddleware:
         for (name, what), value in totals.items():
             self.stats.set(f"cache/{name}/{what}", value)
 
+    def process_spider_input(self, response, spider=None) -> None:
+        # Scrapy calls this only after every input check before it passed (HttpErrorMiddleware's at 50
+        # among them), so the mark says the response reached its callback. A response rejected before
+        # it goes to its errback, whose output also comes through process_spider_output: it gets no
+        # item, as a page the spider did not parse.
+        if response.request is not None:
+            response.meta[PARSED_KEY] = True
+
     async def process_spider_output(self, response, result, spider=None):
-        async for output in result:
-            yield output
+        try:
+            async for output in result:
+                yield output
+        except Exception:
+            # The callback raised: its page was still parsed and scored, and its item must not be lost
+            # with the rest of the callback's output. The exception goes on to Scrapy's handling.
+            for item in self.items_of(response):
+                yield item
+            raise
         # Nothing below awaits: with the spider's output done, Scrapy's item workers get these at once.
         for item in self.items_of(response):
             yield item
 
     def items_of(self, response) -> list:
-        """The items of a response that reached the spider scored; none for any other."""
+        """The items of a response that reached its callback scored; none for any other."""
         meta = response.meta if response.request is not None else {}
         page, extraction = meta.get(META_KEY), meta.get(EXTRACTION_KEY)
-        if page is None or extraction is None:
+        if page is None or extraction is None or not meta.get(PARSED_KEY):
             return []
         try:
             items = self.build_items(extraction, page, response)

@@ -193,10 +193,14 @@ class ProcessPool:
         executor.shutdown(wait=False)
 
         def reap() -> None:
+            from multiprocessing.connection import wait
+
             deadline = time.monotonic() + SHUTDOWN_GRACE_S
             for process in processes:
-                process.join(max(0.0, deadline - time.monotonic()))
-                if process.is_alive():
+                # The sentinel, not join()/is_alive(): the executor's own thread joins these processes
+                # too, and when it reaps one first, join() here returns at once and is_alive() can
+                # still say True, which logged a false "still busy" and terminated a finished worker.
+                if not wait([process.sentinel], max(0.0, deadline - time.monotonic())):
                     logger.warning("EDREW worker process %s still busy %.0f s after the crawl closed: "
                                    "terminating it", process.pid, SHUTDOWN_GRACE_S)
                     process.terminate()

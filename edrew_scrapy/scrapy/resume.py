@@ -32,9 +32,10 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
 from urllib.parse import urlparse
 
+from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.misc import load_object
@@ -71,7 +72,8 @@ def resume_enabled(settings) -> bool:
 
 def item_key(item: Any) -> Optional[Key]:
     """A page item is one per URL, a node item one per (URL, node index, path); other items (the
-    spider's own, a builder's) have no key and are never held back."""
+    spider's own, a builder's) have no key here (ExportedItemFilter still holds back those with the
+    shape of a record an earlier run exported: a page or node item an item pipeline turned into a dict)."""
     if isinstance(item, PageItem):
         return ("page", item.url)
     if isinstance(item, NodeItem):
@@ -252,7 +254,7 @@ class ResumeState:
             self.logged = True
             logger.info("EDREW did not export %s to the feed %s again: it is already there; further "
                         "such items are counted in the stat %sresume/already-exported, not logged",
-                        getattr(item, "url", item), uri, PREFIX)
+                        ItemAdapter(item).get("url") if ItemAdapter.is_item(item) else item, uri, PREFIX)
 
 
 _STATES: Dict[str, ResumeState] = {}
@@ -293,15 +295,25 @@ class ExportedItemFilter:
         self.uri = feed_options.get(URI_OPTION, "")
         self.state = _STATES.get(feed_options.get(TOKEN_OPTION, "")) or ResumeState()
         self.seen: Optional[Set[Key]] = None
+        self.earlier: FrozenSet[Key] = frozenset()
 
     def accepts(self, item: Any) -> bool:
         if not self.inner.accepts(item):
             return False
-        key = item_key(item)
-        if key is None:
-            return True
         if self.seen is None:  # ResumeGuard filled it in before the first item
             self.seen = self.state.exported.setdefault(self.uri, set())
+            self.earlier = frozenset(self.seen)
+        key = item_key(item)
+        if key is None:
+            # An item pipeline may have turned a page or node item into a dict (ItemAdapter(item).asdict()):
+            # an item of that shape is held back when an earlier run's feed holds its record, as that
+            # record was read back, but it is not tracked within this run, where a spider's own item of
+            # the same shape must not shadow the page item of its URL.
+            key = record_key(ItemAdapter(item)) if ItemAdapter.is_item(item) else None
+            if key is not None and key in self.earlier:
+                self.state.already_exported(self.uri, item)
+                return False
+            return True
         if key in self.seen:
             self.state.already_exported(self.uri, item)
             return False

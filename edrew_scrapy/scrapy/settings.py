@@ -64,13 +64,9 @@ class EdrewSettings:
         backend = str(settings.get("EDREW_BACKEND") or DEFAULTS["EDREW_BACKEND"]).lower()
         if backend not in BACKENDS:
             raise ValueError(f"EDREW_BACKEND must be one of {', '.join(BACKENDS)}, not {backend!r}")
-        threshold = settings.get("EDREW_THRESHOLD")
-        if threshold not in (None, ""):
-            threshold = float(threshold)
-            if not 0.0 <= threshold <= 1.0:
-                raise ValueError(f"EDREW_THRESHOLD must lie in [0, 1], not {threshold}")
-        else:
-            threshold = None
+        threshold = _optional_float(settings, "EDREW_THRESHOLD")
+        if threshold is not None and not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"EDREW_THRESHOLD must lie in [0, 1], not {threshold}")
         builder = settings.get("EDREW_BUILDER") or None
         if builder is not None:
             builder = load_object(builder) if isinstance(builder, str) else builder
@@ -84,31 +80,48 @@ class EdrewSettings:
             threshold=threshold,
             items=items,
             builder=builder,
-            max_page_bytes=max(0, settings.getint("EDREW_MAX_PAGE_BYTES", DEFAULTS["EDREW_MAX_PAGE_BYTES"])),
-            batch_pages=max(1, settings.getint("EDREW_BATCH_PAGES", DEFAULTS["EDREW_BATCH_PAGES"])),
-            threads=max(0, settings.getint("EDREW_THREADS", DEFAULTS["EDREW_THREADS"])),
-            torch_threads=max(0, settings.getint("EDREW_TORCH_THREADS", DEFAULTS["EDREW_TORCH_THREADS"])),
-            workers=max(0, settings.getint("EDREW_WORKERS", DEFAULTS["EDREW_WORKERS"])),
-            cache_mb=_cache_mb(settings.get("EDREW_CACHE_MB", DEFAULTS["EDREW_CACHE_MB"])),
-            region_share=_region_share(settings.get("EDREW_REGION_SHARE")),
+            max_page_bytes=max(0, _int(settings, "EDREW_MAX_PAGE_BYTES")),
+            batch_pages=max(1, _int(settings, "EDREW_BATCH_PAGES")),
+            threads=max(0, _int(settings, "EDREW_THREADS")),
+            torch_threads=max(0, _int(settings, "EDREW_TORCH_THREADS")),
+            workers=max(0, _int(settings, "EDREW_WORKERS")),
+            cache_mb=_cache_mb(_optional_float(settings, "EDREW_CACHE_MB", DEFAULTS["EDREW_CACHE_MB"])),
+            region_share=_region_share(_optional_float(settings, "EDREW_REGION_SHARE")),
         )
 
 
-def _region_share(value) -> Optional[float]:
-    """EDREW_REGION_SHARE: None keeps the model card's, 0 turns the main-region step off."""
-    if value in (None, ""):
+def _int(settings, name: str) -> int:
+    try:
+        return settings.getint(name, DEFAULTS[name])
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a whole number, not {settings.get(name)!r}") from None
+
+
+def _optional_float(settings, name: str, default=None) -> Optional[float]:
+    """A number, or None for unset: the setting absent, empty, or "None" as written on a command line
+    (`-s EDREW_THRESHOLD=None` means the model card's value, as in settings.py)."""
+    value = settings.get(name, default)
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none")):
         return None
-    share = float(value)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, not {value!r}") from None
+
+
+def _region_share(share: Optional[float]) -> Optional[float]:
+    """EDREW_REGION_SHARE: None keeps the model card's, 0 turns the main-region step off."""
+    if share is None:
+        return None
     if share != 0 and not 0.5 < share <= 1:
-        raise ValueError(f"EDREW_REGION_SHARE must be 0 (off) or lie in (0.5, 1], not {value!r}")
+        raise ValueError(f"EDREW_REGION_SHARE must be 0 (off) or lie in (0.5, 1], not {share!r}")
     return share
 
 
-def _cache_mb(value) -> Optional[float]:
+def _cache_mb(mb: Optional[float]) -> Optional[float]:
     """EDREW_CACHE_MB as MiB; 0 (or None) is no byte limit: the caches' entry limits alone bound them."""
-    if value in (None, ""):
+    if mb is None:
         return None
-    mb = float(value)
     if mb < 0:
-        raise ValueError(f"EDREW_CACHE_MB must be >= 0, not {value!r}")
+        raise ValueError(f"EDREW_CACHE_MB must be >= 0, not {mb!r}")
     return mb or None

@@ -36,6 +36,12 @@ class EdrewStats:
             )
 
     def error(self, url: Optional[str], what: str, exc: BaseException) -> None:
+        """Every error is counted and logged with its page; the traceback only the first time for each
+        step and exception type: a builder bug that fails on every page is one traceback, not thousands."""
         self.inc("errors")
-        self._logger.error("EDREW could not %s %s: %s: %s", what, url, type(exc).__name__, exc,
-                           exc_info=exc)
+        kind = f"error/{what}/{type(exc).__qualname__}"
+        first = kind not in self._logged
+        self._logged.add(kind)
+        self._logger.error("EDREW could not %s %s: %s: %s%s", what, url, type(exc).__name__, exc,
+                           "" if first else " (traceback logged for the first such error)",
+                           exc_info=exc if first else None)
