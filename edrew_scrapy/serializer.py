@@ -68,6 +68,15 @@ _MAX_MERGE_HEIGHT = 8  # inline subtrees deeper than this stay separate nodes (b
 _NO_NODE = frozenset({"title", "head", "#document"})
 
 
+
+def _resolve(base: str, ref: str) -> Optional[str]:
+    """`ref` resolved against `base`, or None: urljoin raises ValueError on a malformed host
+    ("http://[x/"), and one bad src or base href must not cost the page its text."""
+    try:
+        return urljoin(base, ref)
+    except ValueError:
+        return None
+
 class _El:
     """One element of the document while it is being built (the thesis's tree node)."""
 
@@ -305,7 +314,8 @@ class _Builder:
             attrs = parse_attributes(raw_attrs)
             src = next((attrs[a] for a in _IMG_SRC_ATTRS if attrs.get(a)), None)
             if src and not src.startswith("data:"):
-                src = urljoin(self.base, _html.unescape(src.strip())) if self.base else _html.unescape(src.strip())
+                src = _html.unescape(src.strip())
+                src = (_resolve(self.base, src) or src) if self.base else src  # unresolvable: as written
                 self.images.append(src)
                 if parent.images is None:
                     parent.images = []
@@ -327,7 +337,9 @@ class _Builder:
         if href and not self._base_seen:
             self._base_seen = True
             href = _html.unescape(href.strip())
-            self.base = urljoin(self.url, href) if self.url else href
+            base = _resolve(self.url, href) if self.url else href
+            if base is not None:  # as browsers do, a <base href> that is no URL is ignored
+                self.base = base
 
     def _close_implied(self, name: str, stack: list, open_counts: dict) -> None:
         els = self.els

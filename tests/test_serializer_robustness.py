@@ -170,3 +170,16 @@ def test_tokenizer_events():
 def test_parse_attributes():
     attrs = parse_attributes(' a=1 B="two words" c=\'3\' d e = "5" a="dup" @click="go()" _ng-c1=""')
     assert attrs == {"a": "1", "b": "two words", "c": "3", "d": "", "e": "5", "@click": "go()", "_ng-c1": ""}
+
+
+def test_a_malformed_image_or_base_url_costs_the_page_nothing():
+    # urljoin raises ValueError on a malformed host: that once made serialize() raise, and the whole
+    # page was lost (an error in a crawl, no item). Now an image keeps its src as written, and a base
+    # href that is no URL is ignored, as browsers do.
+    page = serialize(b'<html><body><p>Some text here <img src="http://[x/a.png"></p>'
+                     b'<p>More text <img src="b.png"></p></body></html>', url="http://e.com/d/")
+    assert page.skipped is None and [n.content for n in page.nodes] == ["Some text here", "More text"]
+    assert page.images == ["http://[x/a.png", "http://e.com/d/b.png"]
+    page = serialize(b'<html><head><base href="http://[bad"></head><body><p>Some text <img src="b.png">'
+                     b'</p></body></html>', url="http://e.com/d/")
+    assert page.images == ["http://e.com/d/b.png"] and page.nodes[0].content == "Some text"
