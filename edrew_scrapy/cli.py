@@ -37,6 +37,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+    except OSError as exc:  # writing the output failed (a full disk, a closed terminal): one line, no traceback
+        print(f"edrew {args.command}: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -27,3 +27,35 @@ def test_nodes_table_reads_gzip_and_reports_bad_inputs(tmp_path, capsys):
     assert "Hello there" in captured.out and "skipped: empty" in captured.out
     assert "missing.html: cannot read" in captured.err
     assert "Traceback" not in captured.err
+
+
+def test_nodes_jsonl_says_why_a_page_has_no_nodes(tmp_path, capsys):
+    empty = tmp_path / "empty.html"
+    empty.write_bytes(b"")
+    assert main(["nodes", str(empty), "--format", "jsonl"]) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == \
+        [{"input": str(empty), "skipped": "empty"}]
+
+
+def test_a_timeout_that_is_no_positive_number_is_a_usage_error(capsys):
+    import pytest
+
+    for value in ("0", "-1", "inf", "nan", "soon"):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["nodes", "x.html", "--timeout", value])
+        assert exit_info.value.code == 2
+    assert "--timeout" in capsys.readouterr().err
+
+
+def test_a_failed_write_to_stdout_is_one_line(tmp_path, capsys, monkeypatch):
+    f = tmp_path / "p.html"
+    f.write_bytes(PAGE)
+
+    class Full:
+        def write(self, text):
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("sys.stdout", Full())
+    assert main(["nodes", str(f)]) == 1
+    err = capsys.readouterr().err
+    assert "edrew nodes: [Errno 28] No space left on device" in err and "Traceback" not in err

@@ -68,6 +68,17 @@ def test_cli_jsonl_contract_and_errors(model_dir, tmp_path, capsys):
     assert {"content", "score", "path"} <= set(first["nodes"][0])
 
 
+def test_cli_a_url_that_serves_no_html_is_skipped_in_its_place(model_dir, tmp_path, capsys, serve):
+    good = tmp_path / "page.html"
+    good.write_text(HTML, encoding="utf-8")
+    base = serve(tmp_path, {"/doc.pdf": (200, {"Content-Type": "application/pdf"}, b"%PDF-1.4 <html><body>x")})
+    code = main(["extract", base + "/doc.pdf", base + "/page.html", "--model", str(model_dir), "--threshold", "0"])
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 0 and [r["path"] for r in out] == [base + "/doc.pdf", base + "/page.html"]
+    assert out[0]["skipped"] == "not-html" and out[0]["text"] == "" and out[0]["nodes"] == []
+    assert "Second paragraph." in out[1]["text"]
+
+
 def test_cli_text_format(model_dir, tmp_path, capsys):
     good = tmp_path / "page.html"
     good.write_text(HTML, encoding="utf-8")

@@ -2,8 +2,9 @@
 
 jsonl (a contract): one object per input, in input order, with `path` (the input as given), `url`,
 `title`, `text` (relevant node contents in document order joined by "\\n") and `nodes`
-(list of {content, score, path, images}); an input that fails gives {"path", "error"} instead.
-The exit status is 1 when any input failed.
+(list of {content, score, path, images}); a page with nothing to score also has `skipped` (why: empty,
+binary, no-text, not-html) and an empty text; an input that cannot be read gives {"path", "error"}
+instead. The exit status is 1 when any input failed, 2 when the model cannot be loaded.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import argparse
 import json
 import sys
 
+from .nodes import seconds
 from .options import add_region_share, apply_region_share, threshold
 
 
@@ -25,15 +27,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a fixed threshold on every page instead of the model's, which a main-content "
                              "model caps on each page at half the page's best score")
     add_region_share(parser, "the model card's")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per URL fetch")
+    parser.add_argument("--timeout", type=seconds, default=30.0,
+                        help="seconds a URL has to be fetched in, whole (default: 30)")
 
 
 def run(args: argparse.Namespace) -> int:
     from ..extract import extract
     from ..model.files import ModelError
     from ..model.scorer import load_model
+    from ..page import Page
     from ..serializer import serialize
-    from ..sources import SourceError, read_source
+    from ..sources import SourceError, is_html, read_source
 
     try:
         scorer = apply_region_share(load_model(args.model, backend=args.backend), args.region_share)
@@ -45,7 +49,11 @@ def run(args: argparse.Namespace) -> int:
     for source in args.inputs:
         try:
             data, content_type, url = read_source(source, timeout=args.timeout)
-            page = serialize(data, encoding=content_type, url=url)
+            if content_type is not None and not is_html(content_type, data):
+                # a URL that serves a PDF, JSON or an image: as the add-on does, skipped, not scored
+                page = Page(url=url, nodes=[], skipped="not-html")
+            else:
+                page = serialize(data, encoding=content_type, url=url)
             result = extract([page], scorer=scorer, threshold=args.threshold)[0]
         except (SourceError, OSError, ValueError) as exc:
             failed += 1
@@ -61,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
                 record["skipped"] = result.skipped
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
         else:
-            out.write(f"# {source}\n{result.text}\n\n" if len(args.inputs) > 1 else f"{result.text}\n")
+            skipped = f" (skipped: {result.skipped})" if result.skipped else ""
+            out.write(f"# {source}{skipped}\n{result.text}\n\n" if len(args.inputs) > 1 else f"{result.text}\n")
         out.flush()
     return 1 if failed else 0

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 
 from ..sources import SourceError, read_source
@@ -12,7 +13,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("inputs", nargs="+", metavar="FILE_OR_URL",
                         help="HTML files (.gz read transparently), '-' for stdin, or http(s) URLs")
     parser.add_argument("--format", choices=("jsonl", "table"), default="table")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per URL fetch")
+    parser.add_argument("--timeout", type=seconds, default=30.0,
+                        help="seconds a URL has to be fetched in, whole (default: 30)")
+
+
+def seconds(text: str) -> float:
+    """--timeout: a positive, finite number of seconds (argparse refuses anything else with exit 2)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -23,12 +36,14 @@ def run(args: argparse.Namespace) -> int:
     for source in args.inputs:
         try:
             data, content_type, url = read_source(source, timeout=args.timeout)
-        except SourceError as exc:
+            page = serialize(data, encoding=content_type, url=url)
+        except (SourceError, OSError, ValueError) as exc:
             failed += 1
-            print(f"edrew: {exc}", file=sys.stderr)
+            print(f"edrew nodes: {exc}", file=sys.stderr)
             continue
-        page = serialize(data, encoding=content_type, url=url)
         if args.format == "jsonl":
+            if page.skipped:  # no node to write: one record says why
+                out.write(json.dumps({"input": source, "skipped": page.skipped}) + "\n")
             for node in page.nodes:
                 record = {"input": source, "index": node.index, "tag": node.tag, "content": node.content,
                           "retps": node.retps, "bucket": node.bucket, "parent": node.parent,

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable, Optional
 from weakref import WeakKeyDictionary
@@ -27,6 +26,7 @@ from scrapy import signals
 from scrapy.http import TextResponse
 from twisted.internet.defer import Deferred
 
+from .. import sources
 from .settings import EdrewSettings
 from .stats import EdrewStats
 
@@ -65,22 +65,10 @@ def unregister_scoring(crawler) -> None:
     _processing.pop(crawler, None)
 
 
-_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/vnd.wap.xhtml+xml"})
-# Servers that do not know what they send say one of these; the body decides then.
-_GENERIC_TYPES = frozenset({"", "application/octet-stream", "binary/octet-stream", "text/plain",
-                            "application/unknown", "application/x-unknown", "unknown/unknown"})
-# An HTML document starts (after a BOM, blanks and comments) with a doctype or one of these tags.
-_SNIFF = re.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:<!--.*?-->\s*|<\?xml[^>]*>\s*)*"
-                    rb"<(?:!doctype\s+html|html|head|body|meta|title)[\s>/]", re.I | re.S)
-
-
 def is_html(response) -> bool:
     """HTML by its Content-Type, or by its first bytes when the type is missing or generic."""
     ctype = response.headers.get(b"Content-Type") or b""
-    mime = ctype.split(b";", 1)[0].strip().lower().decode("latin-1")
-    if mime in _HTML_TYPES:
-        return True
-    return mime in _GENERIC_TYPES and _SNIFF.match(response.body[:4096]) is not None
+    return sources.is_html(ctype.decode("latin-1"), response.body)
 
 
 def asyncio_in_use() -> bool:
