@@ -122,3 +122,128 @@ def test_a_head_that_reads_more_features_than_this_version_computes(tmp_path):
     (tmp_path / files.CARD).write_text(json.dumps(card))
     with pytest.raises(ModelError, match=r"card\.json.*99 shallow features"):
         load_model(tmp_path, verify=False)
+
+
+def edit_json(path, change):
+    data = json.loads(path.read_text())
+    change(data)
+    path.write_text(json.dumps(data))
+
+
+def rewrite_checksums(directory):
+    """The card's sizes and sha256s made to match the data files again, as after a deliberate edit."""
+    files.write_card(directory, json.loads((directory / files.CARD).read_text()))
+
+
+def load_fails(directory, pattern):
+    with pytest.raises(ModelError, match=pattern) as raised:
+        load_model(directory)
+    assert "\n" not in str(raised.value)
+    return str(raised.value)
+
+
+def _set(*keys_and_value):
+    *keys, last, value = keys_and_value
+
+    def change(data):
+        for key in keys:
+            data = data[key]
+        data[last] = value
+    return change
+
+
+@pytest.mark.parametrize("change, problem", [
+    (_set("threshold", "abc"), "threshold"),
+    (_set("threshold", None), "threshold"),
+    (_set("threshold", 5), "threshold"),
+    (_set("threshold", True), "threshold"),
+    (_set("region_share", "0.7"), "region_share"),
+    (_set("format_version", True), "version"),
+    (_set("files", files.HEAD, "abc"), "files.head.safetensors"),
+    (_set("files", files.OPTIONS, "bytes", "544"), "files.elmo_options.json"),
+    (_set("files", files.WEIGHTS, "sha256", None), "files.elmo_weights.hdf5"),
+    (_set("files", ["abc"]), "checksums"),
+])
+def test_card_fields_of_the_wrong_type_or_range_name_the_card(tmp_path, change, problem):
+    tiny_model(tmp_path)
+    edit_json(tmp_path / files.CARD, change)
+    load_fails(tmp_path, rf"card\.json: .*{problem}")
+
+
+@pytest.mark.parametrize("change, problem", [
+    (_set("head", "node_dim", -1), "head.node_dim"),
+    (_set("head", "node_dim", 0), "head.node_dim"),
+    (_set("head", "context_dim", "32"), "head.context_dim"),
+    (_set("head", "elmo_dim", None), "head.elmo_dim"),
+    (_set("head", "use_text", "yes"), "head.use_text"),
+    (_set("head", "dropout", -0.5), "head.dropout"),
+    (_set("head", "abc"), "no head configuration"),
+])
+def test_bad_head_configuration_names_the_card(tmp_path, change, problem):
+    tiny_model(tmp_path)
+    edit_json(tmp_path / files.CARD, change)
+    load_fails(tmp_path, rf"card\.json: .*{problem}")
+
+
+def test_head_tensors_that_do_not_fit_the_card_give_a_one_line_message(tmp_path):
+    tiny_model(tmp_path)
+    edit_json(tmp_path / files.CARD, _set("head", "node_dim", 40))
+    load_fails(tmp_path, r"head\.safetensors: tensors do not match")
+
+
+def test_a_head_built_for_another_bilm_is_reported(tmp_path):
+    from edrew_scrapy.model.elmo import ElmoBiLm, default_options
+
+    from _model_helpers import TINY
+
+    tiny_model(tmp_path)
+    options = default_options(n_layers=1, **TINY)
+    files.write_options(tmp_path / files.OPTIONS, options)
+    files.write_elmo_weights(tmp_path / files.WEIGHTS, ElmoBiLm(options))
+    rewrite_checksums(tmp_path)
+    load_fails(tmp_path, r"card\.json: head\.n_layers is 3, the ELMo options .* give 2")
+
+
+@pytest.mark.parametrize("change, problem", [
+    (_set("lstm", "dim", -5), "lstm.dim"),
+    (_set("lstm", "projection_dim", 2.5), "lstm.projection_dim"),
+    (_set("char_cnn", "embedding", "dim", "4"), "char_cnn.embedding.dim"),
+    (_set("char_cnn", "filters", [[0, 4]]), "char_cnn.filters"),
+    (_set("char_cnn", "filters", [[2, -4]]), "char_cnn.filters"),
+    (_set("char_cnn", "n_highway", -1), "char_cnn.n_highway"),
+    (_set("lstm", "cell_clip", "3"), "lstm.cell_clip"),
+    (_set("char_cnn", "abc"), "char_cnn"),
+    (_set("char_cnn", "activation", "foo"), "activation 'foo'"),
+])
+def test_bad_elmo_options_name_the_options_file(tmp_path, change, problem):
+    tiny_model(tmp_path)
+    edit_json(tmp_path / files.OPTIONS, change)
+    rewrite_checksums(tmp_path)
+    load_fails(tmp_path, rf"elmo_options\.json: .*{problem}")
+
+
+def test_torch_errors_building_the_bilm_name_the_options_file(tmp_path):
+    from edrew_scrapy.model.scorer import build_bilm
+
+    options, _, _ = tiny_model(tmp_path)
+    options["lstm"]["dim"] = -5  # past read_options' checks, torch's RuntimeError
+    with pytest.raises(ModelError, match=r"elmo_options\.json: ELMo options do not describe a model \(RuntimeError"):
+        build_bilm(options, tmp_path / files.OPTIONS)
+
+
+def test_non_finite_head_weights_are_reported(tmp_path):
+    tiny_model(tmp_path)
+    state = files.read_head(tmp_path / files.HEAD)
+    for tensor in state.values():
+        tensor.fill_(float("nan"))
+    files.write_head(tmp_path / files.HEAD, state)
+    rewrite_checksums(tmp_path)
+    load_fails(tmp_path, r"head\.safetensors: tensor .* NaN")
+
+
+def test_non_finite_elmo_weights_are_reported(tmp_path):
+    tiny_model(tmp_path)
+    with h5py.File(tmp_path / files.WEIGHTS, "r+") as f:
+        f["CNN_proj"]["b_proj"][0] = np.inf
+    rewrite_checksums(tmp_path)
+    load_fails(tmp_path, r"elmo_weights\.hdf5: dataset CNN_proj/b_proj .* infinite")

@@ -31,6 +31,23 @@ class ModelError(Exception):
     """A model directory that cannot be used; the message names the file and what is wrong."""
 
 
+def is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def is_count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def is_positive_int(value) -> bool:
+    return is_count(value) and value > 0
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: message` on one line: torch's messages span lines, and callers print ModelError as one."""
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+
+
 def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -69,25 +86,34 @@ def read_card(directory: Path, verify: bool = True) -> dict:
         raise ModelError(f"{path}: model card is not valid JSON ({exc})") from None
     if not isinstance(card, dict) or card.get("format") != FORMAT:
         raise ModelError(f"{path}: not an edrew model card (format {card.get('format') if isinstance(card, dict) else None!r})")
-    if card.get("format_version") != FORMAT_VERSION:
-        raise ModelError(f"{path}: model format version {card.get('format_version')!r} is not supported "
+    version = card.get("format_version")
+    if isinstance(version, bool) or version != FORMAT_VERSION:
+        raise ModelError(f"{path}: model format version {version!r} is not supported "
                          f"(this edrew-scrapy reads version {FORMAT_VERSION})")
+    threshold = card.get("threshold", 0.5)
+    if not is_number(threshold) or not 0 <= threshold <= 1:
+        raise ModelError(f"{path}: threshold must be a number in [0, 1], not {threshold!r}")
     share = card.get("region_share")
-    if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.5 < share <= 1):
+    if share is not None and (not is_number(share) or not 0.5 < share <= 1):
         raise ModelError(f"{path}: region_share must be a number in (0.5, 1] or null, not {share!r}")
     files = card.get("files")
     if not isinstance(files, dict) or set(DATA_FILES) - set(files):
         raise ModelError(f"{path}: card does not list the checksums of {', '.join(DATA_FILES)}")
+    for name in DATA_FILES:
+        entry = files[name]
+        if not (isinstance(entry, dict) and is_count(entry.get("bytes")) and isinstance(entry.get("sha256"), str)):
+            raise ModelError(f"{path}: files.{name} must be an object with an integer 'bytes' and a string "
+                             f"'sha256', not {entry!r}")
     for name in DATA_FILES:
         data = directory / name
         if not data.is_file():
             raise ModelError(f"{data}: file is missing")
         expected = files[name]
         size = data.stat().st_size
-        if size != expected.get("bytes"):
-            what = "truncated" if size < (expected.get("bytes") or 0) else "wrong size"
-            raise ModelError(f"{data}: {what} ({size} bytes, the card says {expected.get('bytes')})")
-        if verify and sha256_of(data) != expected.get("sha256"):
+        if size != expected["bytes"]:
+            what = "truncated" if size < expected["bytes"] else "wrong size"
+            raise ModelError(f"{data}: {what} ({size} bytes, the card says {expected['bytes']})")
+        if verify and sha256_of(data) != expected["sha256"]:
             raise ModelError(f"{data}: sha256 checksum does not match the card (file corrupt or changed)")
     return card
 
@@ -101,15 +127,34 @@ def write_options(path: Path, options: Mapping) -> None:
 def read_options(path: Path) -> dict:
     try:
         options = json.loads(Path(path).read_text(encoding="utf-8"))
-        lstm, cnn = options["lstm"], options["char_cnn"]
-        for key in ("projection_dim", "dim", "n_layers"):
-            int(lstm[key])
-        for key in ("filters", "n_highway", "embedding", "max_characters_per_token", "activation"):
-            cnn[key]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise ModelError(f"{path}: not a valid ELMo options file ({type(exc).__name__}: {exc})") from None
-    if cnn["max_characters_per_token"] != 50:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelError(f"{path}: not a valid ELMo options file ({describe(exc)})") from None
+    lstm = options.get("lstm") if isinstance(options, dict) else None
+    cnn = options.get("char_cnn") if isinstance(options, dict) else None
+    if not (isinstance(lstm, dict) and isinstance(cnn, dict) and isinstance(cnn.get("embedding"), dict)):
+        raise ModelError(f"{path}: not a valid ELMo options file (it needs the objects lstm, char_cnn "
+                         f"and char_cnn.embedding)")
+    if cnn.get("max_characters_per_token") != 50:
         raise ModelError(f"{path}: max_characters_per_token must be 50 (ELMo character ids)")
+    # Checked here rather than left to torch, whose errors (negative dimensions, kernels wider than the
+    # input) would not name the file, or would come only when the first page is scored.
+    sizes = {"lstm.projection_dim": lstm.get("projection_dim"), "lstm.dim": lstm.get("dim"),
+             "lstm.n_layers": lstm.get("n_layers"), "char_cnn.embedding.dim": cnn["embedding"].get("dim")}
+    for key, value in sizes.items():
+        if not is_positive_int(value):
+            raise ModelError(f"{path}: {key} must be a positive integer, not {value!r}")
+    n_highway = cnn.get("n_highway")
+    if not is_count(n_highway):
+        raise ModelError(f"{path}: char_cnn.n_highway must be a non-negative integer, not {n_highway!r}")
+    filters = cnn.get("filters")
+    if not (isinstance(filters, list) and filters and all(
+            isinstance(f, list) and len(f) == 2 and all(map(is_positive_int, f)) and f[0] <= 50 for f in filters)):
+        raise ModelError(f"{path}: char_cnn.filters must be a non-empty list of [width, count] pairs of positive "
+                         f"integers, widths at most 50, not {filters!r}")
+    for key in ("cell_clip", "proj_clip"):
+        clip = lstm.get(key)
+        if clip is not None and not (is_number(clip) and clip >= 0):
+            raise ModelError(f"{path}: lstm.{key} must be a non-negative number or null, not {clip!r}")
     return options
 
 
@@ -183,6 +228,8 @@ def read_elmo_weights(path: Path, bilm) -> None:
                 if array.shape != ref.shape:
                     raise ModelError(f"{path}: dataset {name} has shape {array.shape}, "
                                      f"the options file implies {ref.shape}")
+                if not np.isfinite(array).all():
+                    raise ModelError(f"{path}: dataset {name} holds NaN or infinite values")
                 loaded[name] = array
     except ModelError:
         raise
@@ -229,13 +276,18 @@ def write_head(path: Path, state: Mapping) -> None:
 
 
 def read_head(path: Path) -> dict:
+    import torch
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
     try:
-        return load_file(str(path))
+        state = load_file(str(path))
     except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
-        raise ModelError(f"{path}: cannot read safetensors head ({type(exc).__name__}: {exc})") from None
+        raise ModelError(f"{path}: cannot read safetensors head ({describe(exc)})") from None
+    for name, tensor in state.items():
+        if not torch.isfinite(tensor).all():
+            raise ModelError(f"{path}: tensor {name} holds NaN or infinite values")
+    return state
 
 
 def model_size_bytes(directory: Path) -> int:

@@ -357,31 +357,64 @@ class Scorer:
         return results
 
 
-def build_bilm(options: dict) -> ElmoBiLm:
+def build_bilm(options: dict, path: Union[str, Path] = files.OPTIONS) -> ElmoBiLm:
+    """`path`: the options file, for the message."""
     try:
         return ElmoBiLm(options)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ModelError(f"ELMo options do not describe a model ({type(exc).__name__}: {exc})") from None
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        raise ModelError(f"{path}: ELMo options do not describe a model ({files.describe(exc)})") from None
+
+
+def check_head_config(card_path: Path, config) -> None:
+    """The head configuration's types and sizes, so that a bad card is reported as such and not as
+    whatever torch raises (or, for flags, as a silently different model)."""
+    if not isinstance(config, dict):
+        raise ModelError(f"{card_path}: the card has no head configuration")
+    for key in ("use_text", "use_features", "use_context"):
+        if not isinstance(config.get(key), bool):
+            raise ModelError(f"{card_path}: head.{key} must be true or false, not {config.get(key)!r}")
+    n_features = config.get("n_features", 0)
+    if config["use_features"] and not (files.is_positive_int(n_features) and n_features <= N_FEATURES):
+        raise ModelError(f"{card_path}: the head reads {n_features!r} shallow features; "
+                         f"this version of edrew-scrapy computes {N_FEATURES} (a newer model needs a newer release)")
+    sizes = ["n_layers", "elmo_dim", "node_dim"]
+    sizes += ["token_dim", "text_dim"] if config["use_text"] else []
+    sizes += ["context_dim"] if config["use_context"] else []
+    for key in sizes:
+        if not files.is_positive_int(config.get(key)):
+            raise ModelError(f"{card_path}: head.{key} must be a positive integer, not {config.get(key)!r}")
+    dropout = config.get("dropout")
+    if not (files.is_number(dropout) and 0 <= dropout <= 1):
+        raise ModelError(f"{card_path}: head.dropout must be a number in [0, 1], not {dropout!r}")
+
+
+def check_head_fits(card_path: Path, config: dict, options: dict) -> None:
+    """The head reads what this biLM gives; a mismatch would otherwise fail only when a page is scored."""
+    projection = options["lstm"]["projection_dim"]
+    expected = {"n_layers": options["lstm"]["n_layers"] + 1, "elmo_dim": 2 * projection}
+    if config["use_text"]:
+        expected["token_dim"] = projection
+    for key, value in expected.items():
+        if config[key] != value:
+            raise ModelError(f"{card_path}: head.{key} is {config[key]}, the ELMo options "
+                             f"({files.OPTIONS}) give {value}")
 
 
 def load_head(directory: Path, card: dict) -> Head:
     path = Path(directory) / files.HEAD
+    card_path = Path(directory) / files.CARD
     config = card.get("head")
-    if not isinstance(config, dict):
-        raise ModelError(f"{Path(directory) / files.CARD}: the card has no head configuration")
-    n_features = config.get("n_features", 0)
-    if config.get("use_features") and not (isinstance(n_features, int) and 0 < n_features <= N_FEATURES):
-        raise ModelError(f"{Path(directory) / files.CARD}: the head reads {n_features!r} shallow features; "
-                         f"this version of edrew-scrapy computes {N_FEATURES} (a newer model needs a newer release)")
+    check_head_config(card_path, config)
     try:
         head = Head(config)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ModelError(f"{Path(directory) / files.CARD}: bad head configuration ({exc})") from None
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        raise ModelError(f"{card_path}: bad head configuration ({files.describe(exc)})") from None
     state = files.read_head(path)
     try:
         head.load_state_dict(state, strict=True)
     except RuntimeError as exc:
-        raise ModelError(f"{path}: tensors do not match the card's head configuration ({exc})") from None
+        raise ModelError(f"{path}: tensors do not match the card's head configuration "
+                         f"({files.describe(exc)})") from None
     return head.eval()
 
 
@@ -394,9 +427,10 @@ def load_model(path: Union[str, Path, None] = None, backend: str = "native", ver
         raise ValueError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
     card = files.read_card(directory, verify=verify)
     head = load_head(directory, card)
+    options = files.read_options(directory / files.OPTIONS)
+    check_head_fits(directory / files.CARD, head.config, options)
     if backend == "native":
-        options = files.read_options(directory / files.OPTIONS)
-        bilm = build_bilm(options)
+        bilm = build_bilm(options, directory / files.OPTIONS)
         files.read_elmo_weights(directory / files.WEIGHTS, bilm)
         encoder = NativeEncoder(bilm, head, token_bytes=cache_budget(cache_mb, "tokens"))
     else:
