@@ -1,5 +1,6 @@
 """WCXB, SWDE and simple-format readers on tiny invented fixtures (tests/fixtures/data)."""
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,151 @@ def test_simple_selectors_with_unknown_charset_label(tmp_path):
                                                        "selectors": ["h1"]}) + "\n")
     pages = list(simple.iter_pages(tmp_path))
     assert _labelled(pages[0]) == ["Café menu"]
+
+
+# Bad input: one DatasetError (a ValueError) whose message names the file (and line) and the problem.
+
+def _wcxb_copy(tmp_path, page="0002", change=None, text=None):
+    """The WCXB fixture in tmp_path/w, with page's ground truth changed (`change(truth)`) or replaced."""
+    import shutil
+
+    root = tmp_path / "w"
+    shutil.copytree(DATA / "wcxb", root)
+    path = root / "ground-truth" / f"{page}.json"
+    if change:
+        truth = json.loads(path.read_text())
+        change(truth)
+        path.write_text(json.dumps(truth))
+    if text is not None:
+        path.write_bytes(text)
+    return root, path
+
+
+@pytest.mark.parametrize("change, text, message", [
+    (None, b"[]", "the ground truth must be an object, not a list []"),
+    (lambda t: t.update(ground_truth="oops"), None, 'ground_truth must be an object, not a string "oops"'),
+    (lambda t: t["ground_truth"].update(main_content=5), None,
+     "ground_truth.main_content must be a string, not a number 5"),
+    (lambda t: t["ground_truth"].update(without=["x", 3]), None, "ground_truth.without must be a list of strings"),
+    (lambda t: t.update(url=["u"]), None, "url must be a string"),
+    (lambda t: t["_internal"].update(page_type="article"), None, "_internal.page_type must be an object"),
+    (None, b'{"url": ', "not valid JSON (Expecting value: line 1 column 9"),
+    (None, b'{"url": "\xff"}', "not UTF-8 text (byte 9)"),
+])
+def test_wcxb_bad_ground_truth_names_the_file(tmp_path, change, text, message):
+    from edrew_scrapy.data import DatasetError
+
+    root, path = _wcxb_copy(tmp_path, change=change, text=text)
+    with pytest.raises(DatasetError) as caught:
+        list(wcxb.iter_pages(root))
+    assert str(caught.value).startswith(f"{path}: ") and message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_wcxb_broken_or_missing_html_names_the_file(tmp_path):
+    from edrew_scrapy.data import DatasetError
+
+    root, _ = _wcxb_copy(tmp_path)
+    html = root / "html" / "0002.html.gz"
+    html.write_bytes(html.read_bytes()[:100])  # truncated
+    with pytest.raises(DatasetError, match=f"^{html}: broken gzip file"):
+        list(wcxb.iter_pages(root))
+    html.unlink()
+    with pytest.raises(DatasetError, match="no 0002.html.gz or 0002.html"):
+        list(wcxb.iter_pages(root))
+
+
+def test_read_source_names_the_file(tmp_path):
+    from edrew_scrapy.data import DatasetError
+
+    (tmp_path / "x.html.gz").write_bytes(b"not gzip at all")
+    with pytest.raises(DatasetError, match="x.html.gz: broken gzip file"):
+        read_source(tmp_path / "x.html.gz")
+    with pytest.raises(DatasetError, match="nosuch.html: cannot read: No such file"):
+        read_source(tmp_path / "nosuch.html")
+
+
+def _simple_copy(tmp_path, line2=None):
+    """The simple fixture in tmp_path/s, its labels.jsonl with blank lines between the records and the
+    second record (line 3) replaced by `line2`."""
+    import shutil
+
+    root = tmp_path / "s"
+    shutil.copytree(DATA / "simple", root)
+    lines = (root / "labels.jsonl").read_text().splitlines()
+    if line2 is not None:
+        lines[1] = line2 if isinstance(line2, str) else json.dumps(line2(json.loads(lines[1])))
+    (root / "labels.jsonl").write_text("\n\n".join(lines) + "\n")
+    return root
+
+
+@pytest.mark.parametrize("line2, message", [
+    ('{"file": "b.html.gz", "relevant": [', "not valid JSON (Expecting value at column 36)"),
+    (lambda r: dict(r, selectors=["a)"]), "invalid CSS selector 'a)'"),
+    (lambda r: dict(r, selectors=["h1::text"]), "CSS selector 'h1::text' must select elements"),
+    (lambda r: dict(r, selectors="h1"), 'selectors must be a list of strings, not a string "h1"'),
+    (lambda r: dict(r, relevant=5), "relevant must be a list of strings, not a number 5"),
+    (lambda r: dict(r, relevant=["ok", None]), "relevant must be a list of strings, not a list holding null"),
+    (lambda r: dict(r, file=5), "file must be a string, not a number 5"),
+    (lambda r: dict(r, file=""), "file must name an HTML file"),
+    (lambda r: dict(r, main_content=5), "main_content must be a string, not a number 5"),
+    (lambda r: dict(r, url=5), "url must be a string"),
+    (lambda r: dict(r, id=[1]), "id must be a string or a number"),
+    (lambda r: [r], "a record must be an object, not a list"),
+    (lambda r: {"relevant": ["x"]}, "the record has no 'file' key"),
+])
+def test_simple_bad_record_names_the_file_and_its_line(tmp_path, line2, message):
+    from edrew_scrapy.data import DatasetError
+
+    root = _simple_copy(tmp_path, line2)
+    with pytest.raises(DatasetError) as caught:
+        list(simple.iter_pages(root))
+    assert str(caught.value).startswith(f"{root / 'labels.jsonl'}:3: ") and message in str(caught.value)
+
+
+def test_simple_labels_json_errors_name_the_file(tmp_path):
+    from edrew_scrapy.data import DatasetError
+
+    root = _simple_copy(tmp_path)
+    (root / "labels.jsonl").unlink()
+    for text, message in [('{"a.html": 3}', "'a.html': a record must be an object, not a number 3"),
+                          ("[5]", "record 1: a record must be an object"),
+                          ("5", "must hold a list of records or an object of them by file name, not a number 5"),
+                          ('{"a.html": {}', "not valid JSON (Expecting ',' delimiter: line 1 column 14")]:
+        (root / "labels.json").write_text(text)
+        with pytest.raises(DatasetError, match=re.escape(f"{root / 'labels.json'}: {message}")):
+            list(simple.iter_pages(root))
+
+
+def test_simple_missing_labels_and_html_are_named(tmp_path):
+    from edrew_scrapy.data import DatasetError
+
+    with pytest.raises(DatasetError, match=r"no labels.jsonl or labels.json \(give the label file with --labels\)"):
+        list(simple.iter_pages(tmp_path))
+    root = _simple_copy(tmp_path, lambda r: dict(r, file="gone.html"))
+    with pytest.raises(DatasetError, match=f"{root / 'gone.html'}: cannot read"):
+        list(simple.iter_pages(root))
+
+
+def test_simple_jsonl_records_may_hold_line_separators(tmp_path):
+    # U+2028 is valid unescaped in a JSON string; str.splitlines() would cut the record there
+    root = _simple_copy(tmp_path, lambda r: dict(r, page_type="pro\u2028duct"))
+    text = (root / "labels.jsonl").read_text().replace("\\u2028", "\u2028")
+    (root / "labels.jsonl").write_text(text)
+    assert "\u2028" in text
+    assert [p.page_type_or_site for p in simple.iter_pages(root)][1] == "pro\u2028duct"
+
+
+def test_swde_attributes_and_unreadable_groundtruth(tmp_path):
+    import shutil
+
+    from edrew_scrapy.data import DatasetError
+
+    assert swde.attributes(DATA / "swde") == ["author", "isbn_13", "publisher", "title"]
+    assert swde.attributes(DATA / "swde", ["nosuch"]) == []
+    root = tmp_path / "swde"
+    shutil.copytree(DATA / "swde", root)
+    bad = root / "groundtruth" / "book-inkwell-title.txt"
+    bad.write_bytes(bad.read_bytes() + b"\n0009\t1\t\xff\n")
+    with pytest.raises(DatasetError, match=f"^{bad}: not UTF-8 text"):
+        list(swde.iter_pages(root))

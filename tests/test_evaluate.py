@@ -1,5 +1,6 @@
 """Metrics, baselines and `edrew evaluate` on the tiny fixtures (trafilatura and readability included)."""
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -124,34 +125,40 @@ def test_cli_evaluate_swde_cross_site_from_env(tmp_path, capsys, monkeypatch):
     assert groups == {"inkwell", "paperhouse", "ALL"}
 
 
-def test_cli_evaluate_needs_a_path(monkeypatch):
+def cli(capsys, *argv):
+    """(exit status, stderr) of `edrew ARGV`; a usage error argparse finds exits as SystemExit."""
     from edrew_scrapy.cli import main
 
+    try:
+        status = main(list(argv))
+    except SystemExit as exc:
+        status = exc.code
+    return status, capsys.readouterr().err
+
+
+def test_cli_evaluate_needs_a_path(monkeypatch, capsys, tmp_path):
     monkeypatch.delenv("EDREW_WCXB", raising=False)
-    with pytest.raises(SystemExit, match="EDREW_WCXB"):
-        main(["evaluate", "--dataset", "wcxb"])
+    status, err = cli(capsys, "evaluate", "--dataset", "wcxb", "--out", str(tmp_path))
+    assert status == 2 and err == "edrew evaluate: give the wcxb folder or set EDREW_WCXB\n"
 
 
-def test_cli_evaluate_refuses_more_folds_than_domains(tmp_path):
-    from edrew_scrapy.cli import main
-
-    with pytest.raises(SystemExit, match="groups cannot fill 50 folds"):
-        main(["evaluate", "--dataset", "wcxb", str(DATA / "wcxb"), "--folds", "50", "--extractors", "oracle",
-              "--no-progress", "--out", str(tmp_path)])
+def test_cli_evaluate_refuses_more_folds_than_domains(tmp_path, capsys):
+    status, err = cli(capsys, "evaluate", "--dataset", "wcxb", str(DATA / "wcxb"), "--folds", "50",
+                      "--extractors", "oracle", "--no-progress", "--out", str(tmp_path))
+    assert status == 2 and "groups cannot fill 50 folds" in err
 
 
 @pytest.mark.parametrize("dataset, message", [
     ("wcxb", r"no wcxb pages found in .*empty \(expected html/ and ground-truth/\)"),
     ("swde", r"no swde pages found in .*empty \(expected pages/"),
-    ("simple", r"empty: no labels.jsonl or labels.json"),
+    ("simple", r"empty: no labels.jsonl or labels.json \(give the label file with --labels\)"),
 ])
-def test_cli_evaluate_says_where_it_found_no_pages(tmp_path, dataset, message):
+def test_cli_evaluate_says_where_it_found_no_pages(tmp_path, dataset, message, capsys):
     # a wrong folder is the commonest mistake: one line naming it, not a traceback
-    from edrew_scrapy.cli import main
-
     (tmp_path / "empty").mkdir()
-    with pytest.raises(SystemExit, match=message):
-        main(["evaluate", "--dataset", dataset, str(tmp_path / "empty"), "--no-progress", "--out", str(tmp_path / "o")])
+    status, err = cli(capsys, "evaluate", "--dataset", dataset, str(tmp_path / "empty"), "--no-progress",
+                      "--out", str(tmp_path / "o"))
+    assert status == 1 and err.startswith("edrew evaluate: ") and err.count("\n") == 1 and re.search(message, err)
 
 
 def test_all_nodes_extractor_keeps_every_node():
@@ -161,3 +168,86 @@ def test_all_nodes_extractor_keeps_every_node():
     assert "Home" in text and "Why tomatoes split" in text
     result = ev.evaluate_pages([lp], {"all-nodes": ev.all_nodes_extractor}, progress=False)[0]
     assert result.word_r == 1.0 and result.word_p < 1.0 and result.fn == 0
+
+
+def test_cli_evaluate_names_a_model_it_cannot_load(tmp_path, capsys):
+    pytest.importorskip("torch")
+    status, err = cli(capsys, "evaluate", "--dataset", "wcxb", str(DATA / "wcxb"), "--model", str(tmp_path / "nosuch"),
+                      "--extractors", "none", "--no-progress", "--out", str(tmp_path / "o"))
+    assert (status, err) == (2, f"edrew evaluate: {tmp_path / 'nosuch'}: model directory does not exist\n")
+
+
+@pytest.mark.parametrize("out", ["file", "file/sub"])
+def test_cli_evaluate_checks_out_before_any_work(tmp_path, capsys, monkeypatch, out):
+    # not after a whole evaluation, which then could not be written
+    from edrew_scrapy.commands import evaluate as command
+
+    (tmp_path / "file").write_text("x")
+    monkeypatch.setattr(command, "load_pages", lambda args: pytest.fail("pages read"))
+    status, err = cli(capsys, "evaluate", "--dataset", "wcxb", str(DATA / "wcxb"), "--extractors", "oracle",
+                      "--no-progress", "--out", str(tmp_path / out))
+    assert status == 2 and err.startswith(f"edrew evaluate: --out {tmp_path / out}: ") and "a file, not a folder" in err
+    assert (tmp_path / "file").read_text() == "x"
+
+
+@pytest.mark.parametrize("limit", ["0", "-3", "x"])
+def test_cli_evaluate_limit_is_a_positive_integer(tmp_path, capsys, limit):
+    # 0 used to mean no limit at all, -3 "no pages found"
+    status, err = cli(capsys, "evaluate", "--dataset", "wcxb", str(DATA / "wcxb"), "--limit", limit,
+                      "--extractors", "oracle", "--no-progress", "--out", str(tmp_path))
+    assert status == 2 and "argument --limit:" in err
+    assert cli(capsys, "evaluate", "--dataset", "wcxb", str(DATA / "wcxb"), "--limit", "1", "--split", "none",
+               "--extractors", "oracle", "--no-progress", "--out", str(tmp_path))[0] == 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--extractors", "bogus"], "unknown bogus; choose from oracle"),
+    (["--extractors", "none"], "nothing to evaluate"),
+    (["--folds", "1"], "argument --folds: must be at least 2"),
+    (["--only-split", "fold9", "--folds", "2"], "no split named 'fold9' (the splits: fold1, fold2)"),
+])
+def test_cli_evaluate_usage_errors_exit_2(tmp_path, capsys, argv, message):
+    status, err = cli(capsys, "evaluate", "--dataset", "wcxb", str(DATA / "wcxb"), "--no-progress",
+                      "--out", str(tmp_path), *argv)
+    assert status == 2 and message in err
+
+
+def test_cli_evaluate_dataset_that_does_not_exist(tmp_path, capsys):
+    status, err = cli(capsys, "evaluate", "--dataset", "swde", str(tmp_path / "nosuch"), "--extractors", "oracle",
+                      "--no-progress", "--out", str(tmp_path / "o"))
+    assert (status, err) == (2, f"edrew evaluate: {tmp_path / 'nosuch'}: dataset folder does not exist\n")
+    status, err = cli(capsys, "evaluate", "--dataset", "simple", str(DATA / "simple"), "--labels",
+                      str(tmp_path / "nosuch.jsonl"), "--extractors", "oracle", "--no-progress", "--out", str(tmp_path))
+    assert status == 2 and "--labels" in err and "no such file" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--sites", "nosuchsite"], "--sites: no site nosuchsite in {} (it has inkwell, paperhouse)"),
+    (["--attrs", "title,nosuchattr"],
+     "--attrs: no attribute nosuchattr in {} (it has author, isbn_13, publisher, title)"),
+])
+def test_cli_evaluate_swde_names_the_sites_and_attributes_it_has(tmp_path, capsys, argv, message):
+    # instead of the layout message, or a run that scores every page 0.000
+    status, err = cli(capsys, "evaluate", "--dataset", "swde", str(DATA / "swde"), "--extractors", "oracle",
+                      "--no-progress", "--out", str(tmp_path), *argv)
+    assert (status, err) == (2, "edrew evaluate: " + message.format(DATA / "swde") + "\n")
+
+
+@pytest.mark.parametrize("dataset, breaks, message", [
+    ("wcxb", lambda root: (root / "ground-truth" / "0002.json").write_text("[]"),
+     "ground-truth/0002.json: the ground truth must be an object"),
+    ("wcxb", lambda root: (root / "html" / "0003.html.gz").write_bytes(b"\x1f\x8b\x08\x00truncated"),
+     "html/0003.html.gz: broken gzip file"),
+    ("simple", lambda root: (root / "labels.jsonl").write_text('{"file": "a.html"}\n{"file": 5}\n'),
+     "labels.jsonl:2: file must be a string, not a number 5"),
+])
+def test_cli_evaluate_one_line_for_a_bad_dataset_file(tmp_path, capsys, dataset, breaks, message):
+    import shutil
+
+    root = tmp_path / dataset
+    shutil.copytree(DATA / dataset, root)
+    breaks(root)
+    status, err = cli(capsys, "evaluate", "--dataset", dataset, str(root), "--extractors", "oracle", "--split", "none",
+                      "--no-progress", "--out", str(tmp_path / "o"))
+    assert status == 1 and err.startswith(f"edrew evaluate: {root}/{message}")
+    assert err.count("\n") == 1 and not (tmp_path / "o").exists()

@@ -61,8 +61,8 @@ def test_cli_one_split_then_reuse_its_model(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(command, "train_on", lambda *a, **k: pytest.fail("trained again"))
     assert main(common + ["--only-split", "test=inkwell", "--reuse-models"]) == 0
     assert json.loads(report.read_text())["summary"] == first
-    with pytest.raises(SystemExit, match="no split named"):
-        main(common + ["--only-split", "nosuch"])
+    assert main(common + ["--only-split", "nosuch"]) == 2
+    assert "no split named 'nosuch' (the splits: test=inkwell, test=paperhouse)" in capsys.readouterr().err
 
 
 def test_cli_head_only_folds_reuse_each_splits_biLM(tmp_path):
@@ -115,13 +115,91 @@ def test_cli_train_seed_changes_the_training_not_the_folds(tmp_path):
     (["--train-epochs", "0"], "--train-epochs must be at least 1"),
     (["--train-features", "30"], "--train-features must be 1..20"),
 ])
-def test_cli_bad_training_options_stop_before_any_split(tmp_path, option, message, monkeypatch):
+def test_cli_bad_training_options_stop_before_any_split(tmp_path, option, message, monkeypatch, capsys):
     # once, named as this command names them, instead of "model not trained" for every split
     pytest.importorskip("torch")
     from edrew_scrapy.cli import main
     from edrew_scrapy.commands import evaluate as command
 
     monkeypatch.setattr(command, "load_pages", lambda args: pytest.fail("pages read"))
-    with pytest.raises(SystemExit, match=message):
-        main(["evaluate", "--dataset", "swde", str(DATA / "swde"), "--split", "cross-site", "--extractors", "none",
-              "--train-model", "--no-progress", "--out", str(tmp_path)] + option)
+    assert main(["evaluate", "--dataset", "swde", str(DATA / "swde"), "--split", "cross-site", "--extractors", "none",
+                 "--train-model", "--no-progress", "--out", str(tmp_path)] + option) == 2
+    assert message in capsys.readouterr().err
+
+
+def cli(capsys, *argv):
+    """(exit status, stderr) of `edrew ARGV`; a usage error argparse finds exits as SystemExit."""
+    from edrew_scrapy.cli import main
+
+    try:
+        status = main(list(argv))
+    except SystemExit as exc:
+        status = exc.code
+    return status, capsys.readouterr().err
+
+
+def test_cli_reuse_models_names_a_corrupt_model(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("torch")
+    from edrew_scrapy.commands import evaluate as command
+
+    (tmp_path / "models" / "fold1").mkdir(parents=True)
+    (tmp_path / "models" / "fold1" / "card.json").write_text("{")
+    monkeypatch.setattr(command, "train_on", lambda *a, **k: pytest.fail("trained"))
+    status, err = cli(capsys, "evaluate", "--dataset", "wcxb", str(DATA / "wcxb"), "--folds", "2",
+                      "--extractors", "none", "--train-model", "--reuse-models", "--only-split", "fold1",
+                      "--no-progress", "--out", str(tmp_path))
+    card = tmp_path / "models" / "fold1" / "card.json"
+    assert status == 2 and err.startswith(f"edrew evaluate: {card}: model card is not valid JSON")
+    assert err.count("\n") == 1
+
+
+def _train(capsys, tmp_path, *argv, dataset="simple", path=None):
+    """(status, stderr) of edrew train into tmp_path/out/model, which must not be left behind."""
+    status, err = cli(capsys, "train", "--dataset", dataset, str(path or DATA / dataset), "--out",
+                      str(tmp_path / "out" / "model"), "--no-progress", *argv)
+    assert not (tmp_path / "out").exists()
+    return status, err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--threads", "0"], "argument --threads: must be at least 1, not 0"),
+    (["--threads", "-1"], "argument --threads: must be at least 1, not -1"),
+    (["--limit", "0"], "edrew train: --limit must be at least 3 pages, got 0\n"),
+    (["--epochs", "0"], "edrew train: --epochs must be at least 1, got 0\n"),
+    (["--pretrain-html", "{tmp}/nosuch"], "edrew train: --pretrain-html {tmp}/nosuch: folder does not exist\n"),
+    (["--pretrain-html", "{tmp}"],
+     "edrew train: --pretrain-html {tmp}: no .html, .htm, .xhtml or .gz HTML files in it\n"),
+    (["--labels", "{tmp}/nosuch.jsonl"], "edrew train: --labels {tmp}/nosuch.jsonl: no such file\n"),
+    (["--bilm", "{tmp}/nosuch"], "edrew train: --bilm: {tmp}/nosuch: model directory does not exist\n"),
+])
+def test_cli_train_usage_errors_exit_2_before_any_work(tmp_path, capsys, monkeypatch, argv, message):
+    pytest.importorskip("torch")
+    from edrew_scrapy.model import train as training
+
+    monkeypatch.setattr(training, "load_labelled", lambda *a, **k: pytest.fail("pages read"))
+    status, err = _train(capsys, tmp_path, *[a.format(tmp=tmp_path) for a in argv])
+    assert status == 2 and message.format(tmp=tmp_path) in err
+
+
+def test_cli_train_checks_the_dataset_and_out_first(tmp_path, capsys):
+    pytest.importorskip("torch")
+    status, err = _train(capsys, tmp_path, dataset="wcxb", path=tmp_path / "nosuch")
+    assert (status, err) == (2, f"edrew train: {tmp_path / 'nosuch'}: dataset folder does not exist\n")
+    status, err = _train(capsys, tmp_path, "--attrs", "nosuch", dataset="swde")
+    assert status == 2 and err == (f"edrew train: --attrs: no attribute nosuch in {DATA / 'swde'} "
+                                   "(it has author, isbn_13, publisher, title)\n")
+    (tmp_path / "file").write_text("x")
+    status, err = cli(capsys, "train", "--dataset", "simple", str(DATA / "simple"), "--out", str(tmp_path / "file"))
+    assert (status, err) == (2, f"edrew train: --out {tmp_path / 'file'}: a file, not a folder\n")
+
+
+def test_cli_train_one_line_for_a_bad_page_and_no_empty_out(tmp_path, capsys):
+    pytest.importorskip("torch")
+    import shutil
+
+    root = tmp_path / "data"
+    shutil.copytree(DATA / "wcxb", root)
+    (root / "ground-truth" / "0002.json").write_text('{"ground_truth": "oops"}')
+    status, err = _train(capsys, tmp_path, dataset="wcxb", path=root)
+    assert (status, err) == (1, f"edrew train: {root}/ground-truth/0002.json: ground_truth must be an object, "
+                                'not a string "oops"\n')

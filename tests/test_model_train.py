@@ -281,3 +281,26 @@ def test_labels_that_match_no_node_are_refused(tmp_path):
     (tmp_path / "data" / "labels.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
     with pytest.raises(ValueError, match="no node matches the labels; nothing to learn from"):
         train(config(tmp_path, "none"))
+
+
+def test_pretraining_needs_text_nodes(tmp_path):
+    # a pre-training folder whose pages hold no text used to crash formatting the loss of zero steps
+    (tmp_path / "data").mkdir()
+    write_dataset(tmp_path / "data")
+    (tmp_path / "html").mkdir()
+    (tmp_path / "html" / "empty.html").write_text("<html><body><img src=x></body></html>")
+    cfg = config(tmp_path, "out", variants=("d",))
+    cfg.pretrain_html = tmp_path / "html"
+    with pytest.raises(ValueError, match=f"^{tmp_path / 'html'}: no text nodes to pre-train the biLM on"):
+        train(cfg)
+
+
+def test_pages_of_one_domain_leave_nothing_to_train_on(tmp_path):
+    # the only domain goes whole to validation: said so, not a crash on an empty pre-training corpus
+    (tmp_path / "data").mkdir()
+    write_dataset(tmp_path / "data", n=4)
+    labels = tmp_path / "data" / "labels.jsonl"
+    labels.write_text("".join(json.dumps(dict(json.loads(line), url="http://one.test/story")) + "\n"
+                              for line in labels.read_text().splitlines()))
+    with pytest.raises(ValueError, match="no pages left to train on: .* the 4 pages come from 1 domain"):
+        train(config(tmp_path, "out", variants=("d",)))

@@ -19,7 +19,8 @@ import tempfile
 from pathlib import Path
 from typing import List, Sequence, Tuple
 
-from .options import NODE_WEIGHTS, add_region_share, apply_region_share, dataset_path, no_dataset_path, threshold
+from .options import (NODE_WEIGHTS, CommandError, UsageError, add_region_share, apply_region_share, check_dataset,
+                      dataset_path, int_at_least, out_problem, swde_filters, threshold)
 
 TEXT_EXTRACTORS = ("oracle", "trafilatura", "readability", "all-nodes")
 DEFAULT_EXTRACTORS = "oracle,trafilatura,readability"
@@ -80,9 +81,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", choices=("kfold", "swde", "cross-site", "none"), default=None,
                         help="kfold by domain (default for wcxb/simple), swde = 70/20/10 over unique pages "
                              "(default for swde), cross-site = leave one site out, none = test on all pages")
-    parser.add_argument("--folds", type=int, default=5, help="folds for --split kfold")
+    parser.add_argument("--folds", type=int_at_least(2), default=5, help="folds for --split kfold")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--limit", type=int, default=None, help="evenly spaced sample of N pages")
+    parser.add_argument("--limit", type=int_at_least(1), default=None, help="evenly spaced sample of N pages")
     parser.add_argument("--sites", default=None, help="swde: comma list of sites")
     parser.add_argument("--attrs", default=None, help="swde: comma list of attributes")
     parser.add_argument("--out", default=None, help="output folder (default output/evaluate-DATASET)")
@@ -98,9 +99,7 @@ def _spread(items: List, limit) -> List:
 def load_pages(args) -> List:
     from tqdm import tqdm
 
-    path = dataset_path(args)
-    if not path:
-        raise SystemExit(no_dataset_path("evaluate", args.dataset))
+    path = check_dataset(args)
     progress = dict(desc=f"load {args.dataset}", unit="page", disable=args.no_progress, leave=False)
     if args.dataset == "wcxb":
         from ..data import wcxb
@@ -110,8 +109,7 @@ def load_pages(args) -> List:
     if args.dataset == "swde":
         from ..data import swde
 
-        sites = args.sites.split(",") if args.sites else None
-        attrs = args.attrs.split(",") if args.attrs else None
+        sites, attrs = swde_filters(path, args.sites, args.attrs)
         return _spread(list(tqdm(swde.iter_pages(path, sites, attrs), **progress)), args.limit)
     from ..data import simple
 
@@ -145,7 +143,7 @@ def _names(value: str, allowed) -> List[str]:
     names = list(allowed) if value == "all" else [v.strip() for v in value.split(",") if v.strip()]
     bad = [n for n in names if n not in allowed]
     if bad:
-        raise SystemExit(f"edrew evaluate: unknown {', '.join(bad)}; choose from {', '.join(allowed)}")
+        raise UsageError(f"unknown {', '.join(bad)}; choose from {', '.join(allowed)}")
     return names
 
 
@@ -219,6 +217,25 @@ def train_on(args, pages: Sequence, model_dir: Path, split_name: str):
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except CommandError as exc:
+        print(f"edrew evaluate: {exc}", file=sys.stderr)
+        return exc.status
+
+
+def _load_model(directory, region_share):
+    """A model to score with; a bad one is named as a UsageError (the ModelError names the file)."""
+    from ..model.files import ModelError
+    from ..model.scorer import load_model
+
+    try:
+        return apply_region_share(load_model(directory), region_share)
+    except ModelError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _run(args: argparse.Namespace) -> int:
     from .. import evaluate as ev
     from ..baselines import BASELINES, ReTPSBaseline
 
@@ -226,56 +243,55 @@ def run(args: argparse.Namespace) -> int:
     baseline_names = _names(args.baselines, BASELINES)
     fixed = {"oracle": ev.oracle_extractor, "trafilatura": ev.trafilatura_extractor,
              "readability": ev.readability_extractor, "all-nodes": ev.all_nodes_extractor}
-    extractors = {}
-    if args.model:
-        from ..model.scorer import load_model
-
-        scorer = apply_region_share(load_model(None if args.model == "default" else args.model), args.region_share)
-        extractors["edrew"] = ev.scorer_extractor(scorer, args.threshold)
-    extractors.update({n: fixed[n] for n in text_names})
-    if not extractors and not baseline_names and not args.train_model:
-        raise SystemExit("edrew evaluate: nothing to evaluate (no --model, extractors or baselines)")
-
+    if not (args.model or text_names or baseline_names or args.train_model):
+        raise UsageError("nothing to evaluate (no --model, extractors or baselines)")
     if args.train_model:
         from .train import device_problem
 
         problem = device_problem(args.train_device)
         if problem:
-            raise SystemExit(f"edrew evaluate: --train-device {args.train_device}: {problem}")
+            raise UsageError(f"--train-device {args.train_device}: {problem}")
         from ..model.train import check_config
 
         try:  # once, before any page is read, rather than "model not trained" for every split
             check_config(train_config(args, Path("."), Path("."), "check"))
         except ValueError as exc:  # named as edrew train names it: give this command's --train-* names
             message = re.sub(r"--(?=[a-z])", "--train-", str(exc)).replace("--train-max-minutes", "--train-minutes")
-            raise SystemExit(f"edrew evaluate: {message}") from None
+            raise UsageError(message) from None
     out = args.out or os.path.join("output", f"evaluate-{args.dataset}")
+    problem = out_problem(out)
+    if problem:  # before any work: not after a whole evaluation that then cannot be written
+        raise UsageError(f"--out {out}: {problem}")
+    check_dataset(args)
+    extractors = {}
+    if args.model:
+        scorer = _load_model(None if args.model == "default" else args.model, args.region_share)
+        extractors["edrew"] = ev.scorer_extractor(scorer, args.threshold)
+    extractors.update({n: fixed[n] for n in text_names})
     try:
         pages = load_pages(args)
-    except (ValueError, OSError) as exc:  # a missing labels file, an unreadable folder: the reader says which
-        raise SystemExit(f"edrew evaluate: {exc}") from None
+    except (ValueError, OSError) as exc:  # a broken dataset file (DatasetError): the reader names it
+        raise CommandError(str(exc)) from None
     if not pages:
         layout = {"wcxb": "html/ and ground-truth/", "swde": "pages/<vertical>-<site>-<n>/ and groundtruth/",
                   "simple": "HTML files and labels.jsonl"}.get(args.dataset, "pages")
-        raise SystemExit(f"edrew evaluate: no {args.dataset} pages found in "
-                         f"{dataset_path(args)} (expected {layout})")
+        raise CommandError(f"no {args.dataset} pages found in {dataset_path(args)} (expected {layout})")
     try:
         splits = make_splits(pages, args)
     except ValueError as exc:  # more folds than domains (or sites) to fill them
-        raise SystemExit(f"edrew evaluate: {exc}") from None
+        raise UsageError(str(exc)) from None
     if args.only_split:
-        splits = [s for s in splits if s[0] == args.only_split]
-        if not splits:
-            raise SystemExit(f"edrew evaluate: no split named {args.only_split!r}")
+        named = [s for s in splits if s[0] == args.only_split]
+        if not named:
+            raise UsageError(f"no split named {args.only_split!r} (the splits: {', '.join(s[0] for s in splits)})")
+        splits = named
     results = []
     for split_name, train, test in splits:
         split_extractors = {}
         if args.train_model and train:
-            from ..model.scorer import load_model
-
             model_dir = Path(out) / "models" / _safe(split_name)
             if args.reuse_models and (model_dir / "card.json").is_file():
-                scorer = apply_region_share(load_model(model_dir), args.region_share)
+                scorer = _load_model(model_dir, args.region_share)
             else:
                 scorer = train_on(args, [pages[i] for i in train], model_dir, split_name)
             if scorer is not None:
@@ -295,6 +311,9 @@ def run(args: argparse.Namespace) -> int:
     settings["command_line"] = shlex.join(["edrew"] + sys.argv[1:])
     # Folds run in parallel into one OUT (--only-split) share OUT/models; each keeps its own report.
     report_dir = Path(out) / "splits" / _safe(args.only_split) if args.only_split else out
-    paths = ev.write_report(rows, results, report_dir, title, settings)
+    try:
+        paths = ev.write_report(rows, results, report_dir, title, settings)
+    except OSError as exc:  # the disk filled, or the folder went away, during the run
+        raise CommandError(f"cannot write the report in {report_dir}: {exc}") from None
     print(f"wrote {', '.join(str(p) for p in paths.values())}")
     return 0

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
+from typing import List, Optional, Tuple
 
 # where `edrew train` and `edrew evaluate` look for a dataset folder not given on the command line
 DATASET_ENV = {"wcxb": "EDREW_WCXB", "swde": "EDREW_SWDE"}
@@ -11,15 +13,95 @@ DATASET_ENV = {"wcxb": "EDREW_WCXB", "swde": "EDREW_SWDE"}
 NODE_WEIGHTS = ("log", "page-share")
 
 
+class CommandError(Exception):
+    """A failure that a command reports in one line, `edrew COMMAND: message`, and exits on with `status`:
+    1, input found bad while working (a dataset file, too few pages)."""
+
+    status = 1
+
+
+class UsageError(CommandError):
+    """A command line that cannot work (a bad value, a path that does not exist, an unknown name): exit
+    status 2, as argparse's own errors."""
+
+    status = 2
+
+
 def dataset_path(args: argparse.Namespace) -> str:
     """The dataset folder: PATH as given, else the dataset's environment variable; "" for neither."""
     return args.path or os.environ.get(DATASET_ENV.get(args.dataset, ""), "")
 
 
-def no_dataset_path(command: str, dataset: str) -> str:
-    """The error line for a command given no dataset folder."""
+def no_dataset_path(dataset: str) -> str:
+    """The error for a command given no dataset folder."""
     env = DATASET_ENV.get(dataset)
-    return f"edrew {command}: give the {dataset} folder" + (f" or set {env}" if env else "")
+    return f"give the {dataset} folder" + (f" or set {env}" if env else "")
+
+
+def check_dataset(args: argparse.Namespace) -> str:
+    """The dataset folder, checked before any work: a UsageError when none is given, it does not exist,
+    or (simple format) --labels names no file."""
+    path = dataset_path(args)
+    if not path:
+        raise UsageError(no_dataset_path(args.dataset))
+    if not Path(path).exists():
+        raise UsageError(f"{path}: dataset folder does not exist")
+    if not Path(path).is_dir():
+        raise UsageError(f"{path}: the dataset must be a folder, not a file")
+    if getattr(args, "labels", None) and not Path(args.labels).is_file():
+        raise UsageError(f"--labels {args.labels}: no such file")
+    return path
+
+
+def swde_filters(path, sites: Optional[str], attrs: Optional[str]) -> Tuple[Optional[List[str]], Optional[List[str]]]:
+    """--sites and --attrs as lists (None: all); a UsageError naming the dataset's own when one is not
+    there, rather than a run that scores nothing."""
+    from ..data import swde
+
+    def names(text):
+        return [n.strip() for n in text.split(",") if n.strip()] if text else None
+
+    sites_, attrs_ = names(sites), names(attrs)
+    # a folder with no sites at all is left to the command's "no pages found in PATH (expected ...)"
+    known = sorted({site for _, site, _ in swde.site_folders(path)})
+    bad = [s for s in sites_ or () if s not in known]
+    if bad and known:
+        raise UsageError(f"--sites: no site {', '.join(bad)} in {path} (it has {', '.join(known)})")
+    known = swde.attributes(path, sites_)
+    bad = [a for a in attrs_ or () if a not in known]
+    if bad and known:
+        raise UsageError(f"--attrs: no attribute {', '.join(bad)} in {path}"
+                         f"{' for ' + ', '.join(sites_) if sites_ else ''} (it has {', '.join(known)})")
+    return sites_, attrs_
+
+
+def out_problem(path) -> Optional[str]:
+    """Why a folder cannot be written at `path` (a file there or above it, no permission), or None: checked
+    before any work, so that a long run does not end without its output."""
+    target = Path(path).absolute()
+    for folder in (target, *target.parents):
+        if folder.exists():
+            if not folder.is_dir():
+                return "a file, not a folder" if folder == target else f"{folder} is a file, not a folder"
+            if not os.access(folder, os.W_OK | os.X_OK):
+                return f"{folder} is not writable"
+            return None
+    return None
+
+
+def int_at_least(minimum: int):
+    """An argparse type: an integer >= minimum."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"an integer, not {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
 
 
 def add_region_share(parser: argparse.ArgumentParser, auto: str) -> None:

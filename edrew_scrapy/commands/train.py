@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import List
 
-from .options import NODE_WEIGHTS, add_region_share, dataset_path, no_dataset_path
+from .options import (NODE_WEIGHTS, CommandError, UsageError, add_region_share, check_dataset, int_at_least,
+                      out_problem, swde_filters)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-minutes", type=float, default=55.0, help="budget for the whole run")
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--threads", type=int, default=1,
+    parser.add_argument("--threads", type=int_at_least(1), default=1,
                         help="torch threads (at most 2 here: on a busy 2-core machine 1 is fastest)")
     parser.add_argument("--device", default="cpu",
                         help="torch device to train on, e.g. cuda: the same steps and epochs as on the CPU, "
@@ -75,34 +78,70 @@ def device_problem(name: str):
 def _model_dir(name):
     if not name:
         return None
-    from pathlib import Path
-
     from ..model.scorer import DEFAULT_MODEL_DIR
 
     return DEFAULT_MODEL_DIR if name == "default" else Path(name)
 
 
+def _check_pretrain_html(folder: str) -> None:
+    """A UsageError before any work when --pretrain-html names no folder of HTML files."""
+    from ..model.pretrain import html_files
+
+    if not Path(folder).is_dir():
+        raise UsageError(f"--pretrain-html {folder}: "
+                         + ("not a folder" if Path(folder).exists() else "folder does not exist"))
+    if not html_files(Path(folder)):
+        raise UsageError(f"--pretrain-html {folder}: no .html, .htm, .xhtml or .gz HTML files in it")
+
+
+def _new_folders(out: Path) -> List[Path]:
+    """`out` and those of its parents that do not exist yet, deepest first: a run that fails removes them
+    again while they are empty, rather than leave an empty model folder that looks like a result."""
+    missing = []
+    out = out.absolute()
+    for folder in (out, *out.parents):
+        if folder.exists():
+            break
+        missing.append(folder)
+    return missing
+
+
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    try:
+        return _run(args)
+    except CommandError as exc:
+        print(f"edrew train: {exc}", file=sys.stderr)
+        return exc.status
 
-    from ..model.train import TrainConfig, ablation_table, train
 
-    path = dataset_path(args)
-    if not path:
-        print(no_dataset_path("train", args.dataset), file=sys.stderr)
-        return 2
+def _run(args: argparse.Namespace) -> int:
+    from ..model.train import TrainConfig, ablation_table, check_config, train
+
     variants = tuple(v.strip() for v in args.variant.split(",") if v.strip())
     problem = device_problem(args.device)
     if problem:
-        print(f"edrew train: --device {args.device}: {problem}", file=sys.stderr)
-        return 2
+        raise UsageError(f"--device {args.device}: {problem}")
+    problem = out_problem(args.out)
+    if problem:
+        raise UsageError(f"--out {args.out}: {problem}")
+    path = check_dataset(args)
+    sites, attrs = swde_filters(path, args.sites, args.attrs) if args.dataset == "swde" else (None, None)
+    if args.pretrain_html:
+        _check_pretrain_html(args.pretrain_html)
+    if args.bilm:  # its card now, rather than after the pages are read (training checks its files)
+        from ..model.files import ModelError, read_card
+
+        try:
+            read_card(_model_dir(args.bilm), verify=False)
+        except ModelError as exc:
+            raise UsageError(f"--bilm: {exc}") from None
     config = TrainConfig(
         dataset=args.dataset, path=Path(path), out=Path(args.out), variants=variants,
         pretrain_html=Path(args.pretrain_html) if args.pretrain_html else None,
         pretrain_minutes=args.pretrain_minutes, pretrain_steps=args.pretrain_steps,
         max_minutes=args.max_minutes, epochs=args.epochs, seed=args.seed, threads=args.threads,
         val_fraction=args.val_fraction, test_fraction=args.test_fraction, limit=args.limit,
-        sites=args.sites.split(",") if args.sites else None, attrs=args.attrs.split(",") if args.attrs else None,
+        sites=sites, attrs=attrs,
         labels_file=Path(args.labels) if args.labels else None, progress=not args.no_progress,
         metric=args.metric, region_share=args.region_share, device=args.device, bilm_from=_model_dir(args.bilm),
         skip_settled=args.skip_settled, node_weights=args.node_weights,
@@ -110,10 +149,19 @@ def run(args: argparse.Namespace) -> int:
         command="edrew train " + " ".join(sys.argv[2:] if len(sys.argv) > 2 else []),
     )
     try:
+        check_config(config)
+    except ValueError as exc:  # an option's value: before the model folder is made
+        raise UsageError(str(exc)) from None
+    made = _new_folders(Path(args.out))
+    try:
         summary = train(config)
-    except (ValueError, OSError) as exc:
-        print(f"edrew train: {exc}", file=sys.stderr)
-        return 1
+    except (ValueError, OSError) as exc:  # a broken dataset file (DatasetError names it), too few pages
+        for folder in made:
+            try:
+                folder.rmdir()
+            except OSError:  # the run wrote something there: keep it
+                break
+        raise CommandError(str(exc)) from None
     table = ablation_table(summary)
     if len(variants) > 1:
         (Path(args.out) / "ablation.md").write_text(table + "\n", encoding="utf-8")

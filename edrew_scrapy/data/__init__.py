@@ -8,12 +8,17 @@ Readers (each `iter_pages(...) -> Iterator[LabelledPage]`, lazy, document order 
 
 `labels[i]` is 1 when `page.nodes[i]` is relevant content, else 0. The raw HTML is not kept in memory;
 :func:`read_source` reads it again from `meta["source"]` for extractors that need HTML.
+
+A file a reader cannot use (unreadable, broken gzip, not JSON, a key of the wrong type) raises
+:class:`DatasetError`, whose message names the file (and the line of a JSONL file) and the problem.
 """
 from __future__ import annotations
 
 import gzip
 import html as html_lib
+import json
 import re
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional
@@ -21,11 +26,68 @@ from urllib.parse import urlsplit
 
 from ..page import Page
 
-__all__ = ["LabelledPage", "normalize_text", "words", "read_source", "domain_of"]
+__all__ = ["DatasetError", "LabelledPage", "normalize_text", "words", "read_source", "read_json", "expect",
+           "expect_strings", "domain_of"]
 
 _WS = re.compile(r"\s+")
 # The WCXB metric's tokens: runs of word characters, lower-cased.
 _WORD = re.compile(r"\w+")
+
+
+class DatasetError(ValueError):
+    """A dataset file that cannot be read or does not hold what its format says; the message, one line,
+    names the file (and line) and the problem. A ValueError, so callers that catch ValueError for bad
+    input keep working."""
+
+
+# JSON's names for Python's types, as a dataset's author wrote them
+_JSON_TYPES = {dict: "an object", list: "a list", str: "a string", bool: "true or false", int: "a number",
+               float: "a number", type(None): "null"}
+
+
+def expect(value, kind: type, where: str, default=None):
+    """`value`, or `default` for null; a DatasetError naming `where` (the file and the key) when it is
+    not a `kind`."""
+    if value is None:
+        return default
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise DatasetError(f"{where} must be {_JSON_TYPES.get(kind, kind.__name__)}, not {_describe(value)}")
+    return value
+
+
+def expect_strings(value, where: str) -> list:
+    """A list of strings (null: none); a DatasetError naming `where` otherwise: a lone string would be
+    read as its characters."""
+    if value is None:
+        return []
+    odd = [v for v in value if not isinstance(v, str)] if isinstance(value, list) else [value]
+    if odd:
+        what = f"a list holding {_describe(odd[0])}" if isinstance(value, list) else _describe(value)
+        raise DatasetError(f"{where} must be a list of strings, not {what}")
+    return value
+
+
+def _describe(value) -> str:
+    """How the value reads in its JSON file, shortened: `a number 5`, `a string "oops"`, `null`."""
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    text = text if len(text) <= 40 else text[:37] + "..."
+    if value is None or isinstance(value, bool):
+        return text
+    return f"{_JSON_TYPES.get(type(value), type(value).__name__)} {text}"
+
+
+def read_json(path):
+    """The JSON value of a UTF-8 file; a DatasetError naming the file otherwise."""
+    try:
+        return json.loads(Path(path).read_bytes().decode("utf-8-sig"))
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{path}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise DatasetError(f"{path}: JSON nested too deeply to read") from None
 
 
 @dataclass
@@ -64,11 +126,17 @@ def words(text: str) -> List[str]:
 
 
 def read_source(path) -> bytes:
-    """Bytes of an HTML file, gunzipped when the name ends in .gz."""
+    """Bytes of an HTML file, gunzipped when the name ends in .gz; a DatasetError naming it otherwise."""
     path = Path(path)
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except (OSError, ValueError) as exc:  # ValueError: a name with a NUL character
+        raise DatasetError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     if path.suffix == ".gz":
-        data = gzip.decompress(data)
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:  # truncated or not gzip at all
+            raise DatasetError(f"{path}: broken gzip file ({exc})") from None
     return data
 
 

@@ -16,7 +16,9 @@ Keys per page (`file` is required, relative to the folder; `.gz` files are gunzi
 * optional `url`, `encoding`, `page_type` (reported per type), `group` (split key; default the URL's
   domain, else the file name), `id` (default the file name).
 
-Several keys may be combined; a node is relevant when any of them says so.
+Several keys may be combined; a node is relevant when any of them says so. A label file that cannot be
+read, a record that is not JSON or has a key of the wrong type, or an invalid selector raises
+:class:`edrew_scrapy.data.DatasetError` naming the file (and the line of a .jsonl file).
 """
 from __future__ import annotations
 
@@ -24,31 +26,82 @@ import json
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence
 
-from . import LabelledPage, domain_of, read_source
+from . import DatasetError, LabelledPage, _describe, domain_of, expect, expect_strings, read_json, read_source
 from .align import align_reference, match_values
 
-__all__ = ["iter_pages", "load_labels", "selected_text"]
+__all__ = ["iter_pages", "load_labels", "check_record", "selected_text"]
 
 
 def load_labels(path) -> List[dict]:
+    """The label file's records, each checked (:func:`check_record`)."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
     if path.suffix == ".jsonl":
-        records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        try:
+            text = path.read_bytes().decode("utf-8-sig")
+        except OSError as exc:
+            raise DatasetError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        records = []
+        # not splitlines(): JSON strings may hold U+2028 and other characters it breaks lines at
+        for number, line in enumerate(text.split("\n"), 1):
+            if not line.strip():
+                continue
+            try:
+                records.append((f"{path}:{number}", json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise DatasetError(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+            except RecursionError:
+                raise DatasetError(f"{path}:{number}: JSON nested too deeply to read") from None
     else:
-        data = json.loads(text)
-        records = data if isinstance(data, list) else [dict(v, file=k) for k, v in data.items()]
-    for r in records:
-        if "file" not in r:
-            raise ValueError(f"{path}: a record has no 'file' key: {r!r}")
-    return records
+        data = read_json(path)
+        if isinstance(data, list):
+            records = [(f"{path}: record {i + 1}", r) for i, r in enumerate(data)]
+        elif isinstance(data, dict):
+            records = [(f"{path}: {k!r}", dict(v, file=k) if isinstance(v, dict) else v) for k, v in data.items()]
+        else:
+            raise DatasetError(f"{path}: must hold a list of records or an object of them by file name, "
+                               f"not {_describe(data)}")
+    for where, r in records:
+        check_record(r, where)
+    return [r for _, r in records]
+
+
+def check_record(r, where: str) -> None:
+    """A DatasetError naming `where` (the file and line) when a label record is not as the format says."""
+    if not isinstance(r, dict):
+        raise DatasetError(f"{where}: a record must be an object, not {_describe(r)}")
+    if "file" not in r:
+        raise DatasetError(f"{where}: the record has no 'file' key")
+    if not expect(r["file"], str, f"{where}: file"):
+        raise DatasetError(f"{where}: file must name an HTML file, not {_describe(r['file'])}")
+    for key in ("url", "encoding", "page_type", "group", "main_content"):
+        expect(r.get(key), str, f"{where}: {key}")
+    if not isinstance(r.get("id"), (str, int, type(None))) or isinstance(r.get("id"), bool):
+        raise DatasetError(f"{where}: id must be a string or a number, not {_describe(r['id'])}")
+    expect_strings(r.get("relevant"), f"{where}: relevant")
+    for selector in expect_strings(r.get("selectors"), f"{where}: selectors"):
+        _check_selector(selector, where)
+
+
+def _check_selector(selector: str, where: str) -> None:
+    from cssselect import SelectorError, parse
+    from parsel import css2xpath
+
+    try:
+        css2xpath(selector)
+        pseudo = any(s.pseudo_element for s in parse(selector))
+    except SelectorError as exc:
+        raise DatasetError(f"{where}: invalid CSS selector {selector!r} ({exc})") from None
+    if pseudo:  # ::text or ::attr(...) picks strings, not the elements whose text is the reference
+        raise DatasetError(f"{where}: CSS selector {selector!r} must select elements, without ::text or ::attr")
 
 
 def _default_labels_file(root: Path) -> Path:
     for name in ("labels.jsonl", "labels.json"):
         if (root / name).exists():
             return root / name
-    raise FileNotFoundError(f"{root}: no labels.jsonl or labels.json (pass labels=PATH)")
+    raise DatasetError(f"{root}: no labels.jsonl or labels.json (give the label file with --labels)")
 
 
 def selected_text(html: str, selectors: Sequence[str]) -> str:

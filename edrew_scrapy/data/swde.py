@@ -4,7 +4,8 @@ Layout: `ROOT/pages/VERTICAL-SITE-N/NNNN.htm[.gz]` (each page starts with a `<ba
 by SWDE) and `ROOT/groundtruth/VERTICAL-SITE-ATTR.txt`: line 1 `vertical site attr`, line 2 counts,
 then `pageID<TAB>n<TAB>value1<TAB>...` (values may be `<NULL>`). A node is relevant when it carries one
 of its page's attribute values (:func:`edrew_scrapy.data.align.match_values`); `meta["node_attrs"]`
-keeps which attributes, per node, for attribute-level models.
+keeps which attributes, per node, for attribute-level models. A file that cannot be read raises
+:class:`edrew_scrapy.data.DatasetError` naming it.
 """
 from __future__ import annotations
 
@@ -13,10 +14,10 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
-from . import LabelledPage, read_source
+from . import DatasetError, LabelledPage, read_source
 from .align import ValueMatchConfig, match_values
 
-__all__ = ["iter_pages", "site_folders", "load_groundtruth"]
+__all__ = ["iter_pages", "site_folders", "load_groundtruth", "attributes"]
 
 _DIR = re.compile(r"^(?P<vertical>[a-z]+)-(?P<site>.+)-(?P<n>\d+)$")
 _BASE = re.compile(rb"<base\s+href\s*=\s*[\"']([^\"']+)[\"']", re.I)
@@ -36,6 +37,28 @@ def site_folders(root) -> List[Tuple[str, str, Path]]:
     return out
 
 
+def _lines(path: Path, first_only: bool = False) -> List[str]:
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            return (f.readline() if first_only else f.read()).splitlines()
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def attributes(root, sites: Optional[Iterable[str]] = None) -> List[str]:
+    """The attributes that ROOT's groundtruth files hold (for `sites` only, when given), sorted."""
+    wanted = set(sites) if sites is not None else None
+    found = set()
+    for path in sorted((Path(root) / "groundtruth").glob("*.txt")):
+        lines = _lines(path, first_only=True)
+        header = lines[0].split("\t") if lines else []
+        if len(header) >= 3 and (wanted is None or header[1] in wanted):
+            found.add(header[2].strip())
+    return sorted(found)
+
+
 def load_groundtruth(root, vertical: str, site: str,
                      attrs: Optional[Iterable[str]] = None) -> Dict[str, Dict[str, List[str]]]:
     """page id -> attribute -> values (`<NULL>` dropped) for one site."""
@@ -43,8 +66,7 @@ def load_groundtruth(root, vertical: str, site: str,
     out: Dict[str, Dict[str, List[str]]] = defaultdict(dict)
     for path in sorted((Path(root) / "groundtruth").glob(f"{vertical}-{site}-*.txt")):
         # the header says which attribute a file holds; site names may themselves contain "-"
-        with open(path, encoding="utf-8-sig") as f:
-            lines = f.read().splitlines()
+        lines = _lines(path)
         header = lines[0].split("\t") if lines else []
         if len(header) < 3 or header[1] != site:
             continue

@@ -214,6 +214,9 @@ def train(config: TrainConfig) -> dict:
         train_idx, val_idx, test_idx = split_by_group([lp.domain for lp in labelled], config.val_fraction,
                                                       config.test_fraction, config.seed)
         split_rule = "pages grouped by domain, seeded shuffle of groups"
+    if not train_idx:  # e.g. every page from one domain, which then goes whole to validation
+        raise ValueError(f"{config.path}: no pages left to train on: each domain goes whole to validation or test, "
+                         f"and the {len(labelled)} pages come from {len({lp.domain for lp in labelled})} domain(s)")
     if not val_idx:
         val_idx = train_idx[-1:]
     load_seconds = time.monotonic() - started
@@ -235,6 +238,8 @@ def train(config: TrainConfig) -> dict:
         else:
             sequences = sequences_from_pages(pages[i] for i in train_idx)
             pretrain_source = f"reTPS of the {len(train_idx)} training pages"
+        if not sequences:  # no step would run, and there would be no loss to report
+            raise ValueError(f"{pretrain_source}: no text nodes to pre-train the biLM on")
     bilm = bilm.to(device)
     if not config.bilm_from:
         t0 = time.monotonic()
