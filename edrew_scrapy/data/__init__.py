@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from ..page import Page
 
 __all__ = ["DatasetError", "LabelledPage", "normalize_text", "words", "read_source", "read_json", "expect",
-           "expect_strings", "domain_of"]
+           "expect_strings", "describe", "domain_of"]
 
 _WS = re.compile(r"\s+")
 # The WCXB metric's tokens: runs of word characters, lower-cased.
@@ -51,7 +51,7 @@ def expect(value, kind: type, where: str, default=None):
     if value is None:
         return default
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise DatasetError(f"{where} must be {_JSON_TYPES.get(kind, kind.__name__)}, not {_describe(value)}")
+        raise DatasetError(f"{where} must be {_JSON_TYPES.get(kind, kind.__name__)}, not {describe(value)}")
     return value
 
 
@@ -62,12 +62,12 @@ def expect_strings(value, where: str) -> list:
         return []
     odd = [v for v in value if not isinstance(v, str)] if isinstance(value, list) else [value]
     if odd:
-        what = f"a list holding {_describe(odd[0])}" if isinstance(value, list) else _describe(value)
+        what = f"a list holding {describe(odd[0])}" if isinstance(value, list) else describe(value)
         raise DatasetError(f"{where} must be a list of strings, not {what}")
     return value
 
 
-def _describe(value) -> str:
+def describe(value) -> str:
     """How the value reads in its JSON file, shortened: `a number 5`, `a string "oops"`, `null`."""
     text = json.dumps(value, ensure_ascii=False, default=repr)
     text = text if len(text) <= 40 else text[:37] + "..."

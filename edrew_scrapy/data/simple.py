@@ -26,7 +26,7 @@ import json
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence
 
-from . import DatasetError, LabelledPage, _describe, domain_of, expect, expect_strings, read_json, read_source
+from . import DatasetError, LabelledPage, describe, domain_of, expect, expect_strings, read_json, read_source
 from .align import align_reference, match_values
 
 __all__ = ["iter_pages", "load_labels", "check_record", "selected_text"]
@@ -61,7 +61,7 @@ def load_labels(path) -> List[dict]:
             records = [(f"{path}: {k!r}", dict(v, file=k) if isinstance(v, dict) else v) for k, v in data.items()]
         else:
             raise DatasetError(f"{path}: must hold a list of records or an object of them by file name, "
-                               f"not {_describe(data)}")
+                               f"not {describe(data)}")
     for where, r in records:
         check_record(r, where)
     return [r for _, r in records]
@@ -70,15 +70,15 @@ def load_labels(path) -> List[dict]:
 def check_record(r, where: str) -> None:
     """A DatasetError naming `where` (the file and line) when a label record is not as the format says."""
     if not isinstance(r, dict):
-        raise DatasetError(f"{where}: a record must be an object, not {_describe(r)}")
+        raise DatasetError(f"{where}: a record must be an object, not {describe(r)}")
     if "file" not in r:
         raise DatasetError(f"{where}: the record has no 'file' key")
     if not expect(r["file"], str, f"{where}: file"):
-        raise DatasetError(f"{where}: file must name an HTML file, not {_describe(r['file'])}")
+        raise DatasetError(f"{where}: file must name an HTML file, not {describe(r['file'])}")
     for key in ("url", "encoding", "page_type", "group", "main_content"):
         expect(r.get(key), str, f"{where}: {key}")
     if not isinstance(r.get("id"), (str, int, type(None))) or isinstance(r.get("id"), bool):
-        raise DatasetError(f"{where}: id must be a string or a number, not {_describe(r['id'])}")
+        raise DatasetError(f"{where}: id must be a string or a number, not {describe(r['id'])}")
     expect_strings(r.get("relevant"), f"{where}: relevant")
     for selector in expect_strings(r.get("selectors"), f"{where}: selectors"):
         _check_selector(selector, where)

@@ -44,17 +44,13 @@ def html_files(directory: Path) -> List[Path]:
 
 def sequences_from_html(directory: Path, limit: Optional[int] = None, progress: bool = True) -> List[List[str]]:
     """Serialize every HTML file under `directory` (gzipped too) into reTPS sequences."""
-    import gzip
-
+    from ..data import read_source
     from ..serializer import serialize
 
     files = html_files(directory)[:limit] if limit else html_files(directory)
     pages = []
     for path in progress_bar(files, desc="pretrain html", unit="page", disable=not progress):
-        data = path.read_bytes()
-        if path.name.endswith(".gz"):
-            data = gzip.decompress(data)
-        pages.append(serialize(data))
+        pages.append(serialize(read_source(path)))  # a broken file: a DatasetError naming it
     return sequences_from_pages(pages)
 
 

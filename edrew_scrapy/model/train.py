@@ -162,6 +162,8 @@ def check_config(config: TrainConfig) -> None:
                          f"({config.test_fraction}) in [0, 1), and leave training pages (their sum below 1)")
     if config.limit is not None and config.limit < 3:
         raise ValueError(f"--limit must be at least 3 pages, got {config.limit}")
+    if config.threads is not None and config.threads < 1:  # torch.set_num_threads would raise later
+        raise ValueError(f"--threads must be at least 1, got {config.threads}")
 
 
 def _metric_name(config: TrainConfig) -> str:
@@ -354,7 +356,9 @@ def reuse_bilm(directory: Path) -> Tuple[dict, ElmoBiLm, dict]:
         files.read_elmo_weights(directory / files.WEIGHTS, bilm)
     except files.ModelError as exc:
         raise ValueError(f"cannot reuse the biLM: {exc}") from None
-    earlier = dict(card.get("training", {}).get("pretrain") or {})
+    training = card.get("training")
+    earlier = training.get("pretrain") if isinstance(training, dict) else None
+    earlier = dict(earlier) if isinstance(earlier, dict) else {}  # a record only: never worth a failure
     return options, bilm, dict(earlier, reused_from=str(directory), seconds=0.0)
 
 
