@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create (or reuse) .venv with the project installed in editable mode.
-# Dev and CI pin torch==2.13.0 (a CPU build on this machine's disk); the package itself accepts any torch>=2.0.
+# Dev and CI pin torch==2.13.0 (a CPU build on this machine's disk); the package itself accepts any torch>=2.3.
 # Usage: source scripts/venv.sh   (sets up and activates .venv)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

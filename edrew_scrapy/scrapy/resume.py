@@ -373,7 +373,11 @@ class ResumeGuard:
             self.token = options[TOKEN_OPTION]
             state.stats = self.crawler.stats
             template = options.get(URI_OPTION) or feed_uri(uri)
-            options = feed_complete_default_values_from_settings(options, settings, template)
+            # The format from the URI's suffix, as Scrapy 2.19 does given the URI; earlier versions take
+            # no URI argument.
+            options = dict(options)
+            options.setdefault("format", Path(template).suffix.removeprefix("."))
+            options = feed_complete_default_values_from_settings(options, settings)
             if options.get("overwrite"):
                 continue  # rewritten from the start by this run: nothing in it counts
             path, why = self._local_path(template, options)
