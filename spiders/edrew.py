@@ -8,6 +8,7 @@ parses into an item holding its relevant content.
 """
 from __future__ import annotations
 
+import re
 from typing import Iterator, List, Optional, Set
 from urllib.parse import urlsplit
 
@@ -16,7 +17,7 @@ from scrapy.http import TextResponse, XmlResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap
-from w3lib.url import canonicalize_url
+from w3lib.url import canonicalize_url, safe_url_string
 
 try:
     from scrapy.http import JsonResponse  # Scrapy >= 2.12
@@ -24,12 +25,29 @@ try:
 except ImportError:
     _JSON_RESPONSE = ()
 
-# Decompressed sitemaps larger than this are cut off (the sitemap protocol's own limit is 50 MB).
+# Sitemaps larger than this once decompressed are skipped with a warning (the protocol's own limit is 50 MB).
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024
+# How far into a sitemap its root element is looked for (after an XML declaration, comments, a BOM).
+SITEMAP_SNIFF_BYTES = 64 * 1024
+# robots.txt and sitemaps are no pages: the add-on must not make items of them, even when a site
+# answers every path with its HTML home page.
+NOT_A_PAGE = {"edrew": False}
 
 
 def _split(value: Optional[str]) -> List[str]:
-    return [part.strip() for part in (value or "").replace("\n", ",").split(",") if part.strip()]
+    # commas, spaces or newlines: a URL holds none of them raw
+    return [part for part in re.split(r"[\s,]+", value or "") if part]
+
+
+def _host(url: str) -> str:
+    """The host as requests carry it: lower case, IDNA ("bücher.example" -> "xn--bcher-kva.example")."""
+    return (urlsplit(safe_url_string(url)).hostname or "").lower()
+
+
+def _domain(value: str) -> str:
+    """An allowed_domains entry as OffsiteMiddleware needs it: a bare host, whatever the user wrote
+    ("Example.COM", ".example.com", "127.0.0.1:8000", "https://example.com/")."""
+    return _host(value if "//" in value else f"http://{value.lstrip('.')}")
 
 
 class EdrewSpider(scrapy.Spider):
@@ -44,7 +62,12 @@ class EdrewSpider(scrapy.Spider):
         for url in self.urls:
             if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
                 raise ValueError(f"not an http(s) URL: {url!r}")
-        self.allowed_domains = _split(allowed_domains) or sorted({urlsplit(u).hostname for u in self.urls})
+        self.allowed_domains = sorted({_domain(d) for d in _split(allowed_domains)} - {""}) \
+            or sorted({_host(u) for u in self.urls})
+        outside = [u for u in self.urls if not self._in_allowed_domains(u)]
+        if outside:
+            raise ValueError(f"start URLs outside allowed_domains={','.join(self.allowed_domains)}: "
+                             f"{', '.join(outside)}")
         try:
             self.max_pages = int(max_pages) if max_pages else 0
         except ValueError:
@@ -69,8 +92,12 @@ class EdrewSpider(scrapy.Spider):
         if self.follow_sitemaps:
             origins = dict.fromkeys(f"{urlsplit(u).scheme}://{urlsplit(u).netloc}" for u in self.urls)
             for origin in origins:
-                yield scrapy.Request(f"{origin}/robots.txt", callback=self.parse_robots, priority=-1)
-                yield scrapy.Request(f"{origin}/sitemap.xml", callback=self.parse_sitemap, priority=-1)
+                # RobotsTxtMiddleware fetches robots.txt too, for its rules; its parser is not public,
+                # so the Sitemap: lines cost a second download of a small file per site.
+                yield scrapy.Request(f"{origin}/robots.txt", callback=self.parse_robots, priority=-1,
+                                     meta=NOT_A_PAGE)
+                yield scrapy.Request(f"{origin}/sitemap.xml", callback=self.parse_sitemap, priority=-1,
+                                     meta=NOT_A_PAGE)
 
     def parse(self, response):
         # A page, not data: a JSON or XML response found through a link has no links to extract.
@@ -87,28 +114,44 @@ class EdrewSpider(scrapy.Spider):
         for line in response.text.splitlines():
             name, _, value = line.partition(":")
             if name.strip().lower() == "sitemap" and value.strip():
-                yield scrapy.Request(response.urljoin(value.strip()), callback=self.parse_sitemap, priority=-1)
+                yield scrapy.Request(response.urljoin(value.strip()), callback=self.parse_sitemap, priority=-1,
+                                     meta=NOT_A_PAGE)
 
     def parse_sitemap(self, response):
-        body = response.body
-        if body[:2] == b"\x1f\x8b":
-            body = gunzip(body, max_size=SITEMAP_MAX_BYTES)
-        if b"<urlset" not in body[:2048] and b"<sitemapindex" not in body[:2048]:
-            self.logger.info("Not a sitemap: %s", response.url)
+        try:
+            entries, kind = self._sitemap_entries(response)
+        except Exception as exc:  # a broken sitemap costs its own entries, not the crawl
+            self.logger.warning("Skipped the sitemap %s: %s: %s", response.url, type(exc).__name__, exc)
             return
-        sitemap = Sitemap(body)
-        for entry in sitemap:
+        for loc in entries:
             # Sloppy sitemaps use relative locations; resolving them costs nothing.
-            url = response.urljoin(entry["loc"])
-            if sitemap.type == "sitemapindex":
-                yield scrapy.Request(url, callback=self.parse_sitemap, priority=-1)
+            url = response.urljoin(loc)
+            if kind == "sitemapindex":
+                if urlsplit(url).scheme in ("http", "https"):
+                    yield scrapy.Request(url, callback=self.parse_sitemap, priority=-1, meta=NOT_A_PAGE)
             else:
                 request = self._page_request(url)
                 if request is not None:
                     yield request
 
+    def _sitemap_entries(self, response):
+        """(the <loc>s, the sitemap's type), read whole before any is followed."""
+        body = response.body
+        if body[:2] == b"\x1f\x8b":
+            body = gunzip(body, max_size=SITEMAP_MAX_BYTES)  # too large or broken: raises
+        head = body[:SITEMAP_SNIFF_BYTES]
+        if b"<urlset" not in head and b"<sitemapindex" not in head:
+            self.logger.info("Not a sitemap: %s", response.url)
+            return [], None
+        sitemap = Sitemap(body)
+        return [entry["loc"] for entry in sitemap if entry.get("loc")], sitemap.type
+
     def _page_request(self, url: str) -> Optional[scrapy.Request]:
         """A request for a page not requested before, in the allowed domains, within max_pages."""
+        if urlsplit(url).scheme not in ("http", "https"):
+            # LinkExtractor also keeps file:// and ftp:// links, and Scrapy's file handler ignores the
+            # host: a page could make the crawler read local files into its feed.
+            return None
         key = canonicalize_url(url)
         if key in self._seen or not self._in_allowed_domains(url):
             return None
@@ -118,5 +161,5 @@ class EdrewSpider(scrapy.Spider):
         return scrapy.Request(url, callback=self.parse)
 
     def _in_allowed_domains(self, url: str) -> bool:
-        host = (urlsplit(url).hostname or "").lower()
-        return any(host == d or host.endswith("." + d) for d in map(str.lower, self.allowed_domains))
+        host = _host(url)
+        return any(host == d or host.endswith("." + d) for d in self.allowed_domains)

@@ -10,7 +10,13 @@ ADDONS = {"edrew_scrapy.Addon": 500}
 ROBOTSTXT_OBEY = True
 USER_AGENT = "edrew-scrapy/0.1 (relevant-content crawler; Scrapy)"
 CONCURRENT_REQUESTS = 16
-CONCURRENT_REQUESTS_PER_DOMAIN = 4
+# Polite by default, as a crawler pointed at someone else's site should be: at most two requests to a
+# site at once, and AutoThrottle slows down as the site's responses slow down. Set USER_AGENT to name
+# you and a contact address before crawling sites that are not yours.
+CONCURRENT_REQUESTS_PER_DOMAIN = 2
+AUTOTHROTTLE_ENABLED = True
+AUTOTHROTTLE_START_DELAY = 0.5
+AUTOTHROTTLE_TARGET_CONCURRENCY = 2.0
 # A generic crawler should not hang on one slow server.
 DOWNLOAD_TIMEOUT = 30
 RETRY_TIMES = 1

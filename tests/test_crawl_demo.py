@@ -107,7 +107,8 @@ def test_crawl_obeys_robots_follows_sitemap_and_counts(page_crawl):
     # every HTML page parsed gave an item, or was counted as having no relevant content
     assert stats["edrew/pages"] == len(items) + stats.get("edrew/skipped/no-relevant-content", 0)
     assert stats["edrew/nodes"] > stats["edrew/relevant_nodes"] > 0
-    assert stats["edrew/skipped/not-html"] >= 3  # robots.txt, sitemap.xml, feed.xml
+    assert stats["edrew/skipped/not-html"] >= 1  # feed.xml
+    assert stats["edrew/skipped/opt-out"] >= 2  # robots.txt, sitemap.xml: the spider's own, never pages
     assert stats["edrew/skipped/http-status"] >= 1  # /login and /register are 404
     assert "edrew/errors" not in stats
     assert log.count("EDREW skipped") == len([k for k in stats if k.startswith("edrew/skipped/")])

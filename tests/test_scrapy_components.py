@@ -304,6 +304,40 @@ def test_spider_arguments_and_start_requests():
     assert EdrewSpider(urls="http://a.example/", sitemaps="0").follow_sitemaps is False
 
 
+def test_spider_arguments_as_people_write_them():
+    # spaces between URLs; allowed_domains with a port, a scheme, a leading dot, capitals or non-ASCII
+    # letters all name the bare host OffsiteMiddleware matches (an IDN in its IDNA form, as requests go)
+    spider = EdrewSpider(urls="http://a.example/ http://bücher.example/x")
+    assert spider.urls == ["http://a.example/", "http://bücher.example/x"]
+    assert spider.allowed_domains == ["a.example", "xn--bcher-kva.example"]
+    for written in ("Example.COM", ".example.com", "example.com:8080", "https://example.com/"):
+        assert EdrewSpider(urls="http://www.example.com/", allowed_domains=written).allowed_domains == ["example.com"]
+    with pytest.raises(ValueError, match="outside allowed_domains=example.org: http://www.example.com/"):
+        EdrewSpider(urls="http://www.example.com/", allowed_domains="example.org")
+
+
+def test_spider_requests_only_http_pages_and_never_makes_items_of_robots_or_sitemaps():
+    spider = EdrewSpider(urls="http://a.example/")
+    body = (b"<html><body><a href='file://a.example/etc/passwd'>f</a><a href='ftp://a.example/x'>x</a>"
+            b"<a href='/ok'>ok</a></body></html>")
+    page = HtmlResponse("http://a.example/", body=body, encoding="utf-8")
+    assert [r.url for r in spider.parse(page)] == ["http://a.example/ok"]
+    not_pages = [r for r in spider.start_requests() if r.callback != spider.parse]
+    assert not_pages and all(r.meta.get("edrew") is False for r in not_pages)  # the add-on's opt-out
+
+
+def test_spider_skips_a_broken_sitemap_with_a_warning(caplog):
+    spider = EdrewSpider(urls="http://a.example/")
+    late = (b'<?xml version="1.0"?><!--' + b"x" * 5000 + b'--><urlset xmlns="http://www.sitemaps.org/'
+            b'schemas/sitemap/0.9"><url><loc>/late.html</loc></url></urlset>')
+    assert [r.url for r in spider.parse_sitemap(Response("http://a.example/s.xml", body=late))] == \
+        ["http://a.example/late.html"]
+    with caplog.at_level(logging.WARNING):
+        broken = b"\x1f\x8b\x08\x00" + b"not deflate data" * 8  # (a gzip cut short is read as far as it goes)
+        assert list(spider.parse_sitemap(Response("http://a.example/s.xml.gz", body=broken))) == []
+    assert "Skipped the sitemap http://a.example/s.xml.gz" in caplog.text
+
+
 def test_spider_follows_links_in_domain_up_to_max_pages():
     spider = EdrewSpider(urls="http://a.example/", max_pages="3")
     list(spider.start_requests())
