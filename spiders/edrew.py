@@ -9,10 +9,13 @@ parses into an item holding its relevant content.
 from __future__ import annotations
 
 import re
-from typing import Iterator, List, Optional, Set
+from collections import deque
+from typing import Deque, Iterator, List, Optional, Set
 from urllib.parse import urlsplit
 
 import scrapy
+from scrapy.exceptions import IgnoreRequest
+from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.http import TextResponse, XmlResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.utils.gz import gunzip
@@ -27,6 +30,8 @@ except ImportError:
 
 # Sitemaps larger than this once decompressed are skipped with a warning (the protocol's own limit is 50 MB).
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024
+# URLs kept waiting for a max_pages slot, at most (a few pages' links; beyond, new links are dropped).
+WAITING_MAX = 10_000
 # How far into a sitemap its root element is looked for (after an XML declaration, comments, a BOM).
 SITEMAP_SNIFF_BYTES = 64 * 1024
 # robots.txt and sitemaps are no pages: the add-on must not make items of them, even when a site
@@ -79,6 +84,10 @@ class EdrewSpider(scrapy.Spider):
         # such as http://127.0.0.1:8000/ must keep its own links. _page_request filters by host.
         self.link_extractor = LinkExtractor()
         self._seen: Set[str] = set()
+        # max_pages counts requests that got a page: one that robots.txt forbids or that fails gives its
+        # slot back (errback), and the next link waiting in line takes it.
+        self._slots_used = 0
+        self._waiting: Deque[str] = deque()
 
     async def start(self):
         for request in self.start_requests():
@@ -147,7 +156,8 @@ class EdrewSpider(scrapy.Spider):
         return [entry["loc"] for entry in sitemap if entry.get("loc")], sitemap.type
 
     def _page_request(self, url: str) -> Optional[scrapy.Request]:
-        """A request for a page not requested before, in the allowed domains, within max_pages."""
+        """A request for a page not requested before, in the allowed domains, within max_pages (past
+        it, the URL waits in line for a slot that a failed request gives back)."""
         if urlsplit(url).scheme not in ("http", "https"):
             # LinkExtractor also keeps file:// and ftp:// links, and Scrapy's file handler ignores the
             # host: a page could make the crawler read local files into its feed.
@@ -155,10 +165,29 @@ class EdrewSpider(scrapy.Spider):
         key = canonicalize_url(url)
         if key in self._seen or not self._in_allowed_domains(url):
             return None
-        if self.max_pages and len(self._seen) >= self.max_pages:
-            return None
         self._seen.add(key)
-        return scrapy.Request(url, callback=self.parse)
+        if self.max_pages and self._slots_used >= self.max_pages:
+            if len(self._waiting) < WAITING_MAX:
+                self._waiting.append(url)
+            return None
+        self._slots_used += 1
+        return scrapy.Request(url, callback=self.parse, errback=self.page_failed)
+
+    def page_failed(self, failure):
+        """No page from this request (forbidden by robots.txt, an error status, a failed download): its
+        slot goes to the next URL waiting, if any."""
+        # An errback that returns takes the failure over, and Scrapy then logs nothing: say it here as
+        # Scrapy would have (robots.txt's refusals Scrapy logs and counts itself).
+        if failure.check(HttpError):
+            self.logger.info("Ignoring response %r: HTTP status code is not handled or not allowed",
+                             failure.value.response)
+        elif not failure.check(IgnoreRequest):
+            self.logger.error("Error downloading %s: %s", getattr(failure, "request", None) or "a page",
+                              failure.getErrorMessage())
+        self._slots_used -= 1
+        while self._waiting and self._slots_used < self.max_pages:
+            self._slots_used += 1
+            yield scrapy.Request(self._waiting.popleft(), callback=self.parse, errback=self.page_failed)
 
     def _in_allowed_domains(self, url: str) -> bool:
         host = _host(url)

@@ -347,6 +347,28 @@ def test_spider_follows_links_in_domain_up_to_max_pages():
     assert [r.url for r in spider.parse(page)] == ["http://a.example/one", "http://a.example/two"]
 
 
+def test_a_request_that_gets_no_page_gives_its_max_pages_slot_to_the_next_link(caplog):
+    from scrapy.exceptions import IgnoreRequest
+    from scrapy.spidermiddlewares.httperror import HttpError
+    from twisted.python.failure import Failure
+
+    spider = EdrewSpider(urls="http://a.example/", max_pages="3")
+    list(spider.start_requests())  # the start page takes the first slot
+    body = b"".join(b"<a href='/%d'>%d</a>" % (i, i) for i in range(1, 6))
+    page = HtmlResponse("http://a.example/", body=b"<html><body>" + body + b"</body></html>", encoding="utf-8")
+    assert [r.url for r in spider.parse(page)] == ["http://a.example/1", "http://a.example/2"]
+    forbidden = Failure(IgnoreRequest("Forbidden by robots.txt"))  # what RobotsTxtMiddleware raises
+    assert [r.url for r in spider.page_failed(forbidden)] == ["http://a.example/3"]
+    not_found = Failure(HttpError(HtmlResponse("http://a.example/2", status=404), "Ignoring non-200 response"))
+    with caplog.at_level(logging.INFO):
+        assert [r.url for r in spider.page_failed(not_found)] == ["http://a.example/4"]
+    assert "Ignoring response <404 http://a.example/2>" in caplog.text  # as Scrapy logs it without an errback
+    with caplog.at_level(logging.ERROR):
+        assert [r.url for r in spider.page_failed(Failure(ConnectionRefusedError("refused")))] == ["http://a.example/5"]
+    assert "Error downloading" in caplog.text and "refused" in caplog.text
+    assert list(spider.page_failed(forbidden)) == []  # nothing left waiting
+
+
 def test_spider_leaves_json_and_xml_pages_alone():
     spider = EdrewSpider(urls="http://a.example/")
     for cls, ctype, body in [(JsonResponse, "application/json", b'{"a": "<a href=/x>x</a>"}'),
