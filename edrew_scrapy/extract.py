@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Dict, Iterable, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -337,9 +337,16 @@ def extract(pages_or_html: Union[PageInput, Sequence[PageInput]], scorer=None,
     as a list of one."""
     if isinstance(pages_or_html, (Page, str, bytes, bytearray)):
         pages_or_html = [pages_or_html]
+    elif not isinstance(pages_or_html, Iterable):
+        raise TypeError(f"extract() takes a Page, HTML str/bytes or a list of them, not "
+                        f"{type(pages_or_html).__name__}")
+    if threshold is not None:
+        threshold = float(threshold)
+        if not 0.0 <= threshold <= 1.0:  # also NaN: a probability threshold outside [0, 1] keeps all or nothing
+            raise ValueError(f"threshold must lie in [0, 1], not {threshold}")
     pages = [_as_page(item) for item in pages_or_html]
     scorer = scorer if scorer is not None else _default_scorer()
-    cut = scorer.threshold if threshold is None else float(threshold)
+    cut = scorer.threshold if threshold is None else threshold
     best_share = PAGE_BEST_SHARE if threshold is None else None
     scored = [p for p in pages if p.nodes]
     scores = iter(score_pages(scorer, scored)) if scored else iter(())

@@ -36,10 +36,23 @@ def test_extract_keeps_order_and_threshold(model_dir):
     assert everything[0].images == ["http://example.test/1.png"]
     assert everything[1].nodes == [] and everything[1].skipped == "empty"
     assert "First paragraph with words." in everything[2].text and everything[2].title == "T"
-    nothing = extract(pages, scorer=scorer, threshold=1.01)
+    nothing = extract(pages, scorer=scorer, threshold=1.0)  # nothing this untrained model scores reaches 1
     assert all(e.text == "" and not e.nodes for e in nothing)
     default_cut = extract(make_page(5), scorer=scorer)[0]
     assert all(n.score >= scorer.threshold for n in default_cut.nodes)
+
+
+@pytest.mark.parametrize("threshold,error", [(2, ValueError), (-0.1, ValueError), (float("nan"), ValueError),
+                                             ("high", ValueError)])
+def test_extract_refuses_a_threshold_that_is_no_probability(model_dir, threshold, error):
+    with pytest.raises(error):
+        extract("<p>Some text here.</p>", scorer=load_model(model_dir), threshold=threshold)
+
+
+def test_extract_says_what_it_takes(model_dir):
+    with pytest.raises(TypeError, match="a Page, HTML str/bytes or a list of them, not int"):
+        extract(123, scorer=load_model(model_dir))
+    assert extract([], scorer=load_model(model_dir)) == []
 
 
 def test_nodes_inside_a_dialog_are_never_relevant(model_dir):
