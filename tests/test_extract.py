@@ -97,6 +97,11 @@ def test_cli_text_format(model_dir, tmp_path, capsys):
     good.write_text(HTML, encoding="utf-8")
     assert main(["extract", str(good), "--model", str(model_dir), "--format", "text", "--threshold", "0"]) == 0
     assert "Second paragraph." in capsys.readouterr().out
+    empty, missing = tmp_path / "empty.html", tmp_path / "missing.html"
+    empty.write_bytes(b"")
+    assert main(["extract", str(good), str(missing), str(empty), "--model", str(model_dir), "--format", "text"]) == 1
+    headers = [line for line in capsys.readouterr().out.splitlines() if line.startswith("# ")]
+    assert headers == [f"# {good}", f"# {missing} (error: see stderr)", f"# {empty} (skipped: empty)"]
 
 
 def test_cli_bad_model_is_one_line(tmp_path, capsys):

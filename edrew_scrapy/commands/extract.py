@@ -59,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
             failed += 1
             if args.format == "jsonl":
                 out.write(json.dumps({"path": source, "error": str(exc)}, ensure_ascii=False) + "\n")
+            elif len(args.inputs) > 1:  # every input keeps its section, in input order
+                out.write(f"# {source} (error: see stderr)\n\n")
             print(f"edrew extract: {exc}" if source in str(exc) else f"edrew extract: {source}: {exc}", file=sys.stderr)
             continue
         if args.format == "jsonl":
