@@ -170,6 +170,9 @@ class EdrewSpider(scrapy.Spider):
             if len(self._waiting) < WAITING_MAX:
                 self._waiting.append(url)
             return None
+        return self._take_slot(url)
+
+    def _take_slot(self, url: str) -> scrapy.Request:
         self._slots_used += 1
         return scrapy.Request(url, callback=self.parse, errback=self.page_failed)
 
@@ -186,8 +189,7 @@ class EdrewSpider(scrapy.Spider):
                               failure.getErrorMessage())
         self._slots_used -= 1
         while self._waiting and self._slots_used < self.max_pages:
-            self._slots_used += 1
-            yield scrapy.Request(self._waiting.popleft(), callback=self.parse, errback=self.page_failed)
+            yield self._take_slot(self._waiting.popleft())
 
     def _in_allowed_domains(self, url: str) -> bool:
         host = _host(url)

@@ -94,3 +94,14 @@ def run_scrapy(args: List[str], cwd: Path = ROOT, timeout: int = 300) -> subproc
     proc = subprocess.run([sys.executable, "-m", "scrapy", *args], cwd=str(cwd), env=scrapy_env(),
                           capture_output=True, text=True, timeout=timeout)
     return proc
+
+
+def cli(capsys, *argv):
+    """(exit status, stderr) of `edrew ARGV`; a usage error argparse finds exits as SystemExit."""
+    from edrew_scrapy.cli import main
+
+    try:
+        status = main(list(argv))
+    except SystemExit as exc:
+        status = exc.code
+    return status, capsys.readouterr().err

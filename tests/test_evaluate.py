@@ -10,6 +10,8 @@ from edrew_scrapy import evaluate as ev
 from edrew_scrapy.baselines import ReTPSBaseline, split_retps
 from edrew_scrapy.data import swde, wcxb
 
+from conftest import cli
+
 DATA = Path(__file__).parent / "fixtures" / "data"
 
 
@@ -123,17 +125,6 @@ def test_cli_evaluate_swde_cross_site_from_env(tmp_path, capsys, monkeypatch):
     rows = json.loads((tmp_path / "summary.json").read_text())["summary"]
     groups = {r["group"] for r in rows}
     assert groups == {"inkwell", "paperhouse", "ALL"}
-
-
-def cli(capsys, *argv):
-    """(exit status, stderr) of `edrew ARGV`; a usage error argparse finds exits as SystemExit."""
-    from edrew_scrapy.cli import main
-
-    try:
-        status = main(list(argv))
-    except SystemExit as exc:
-        status = exc.code
-    return status, capsys.readouterr().err
 
 
 def test_cli_evaluate_needs_a_path(monkeypatch, capsys, tmp_path):

@@ -7,6 +7,8 @@ import pytest
 from edrew_scrapy.commands.evaluate import write_subset
 from edrew_scrapy.data import simple, swde, wcxb
 
+from conftest import cli
+
 DATA = Path(__file__).parent / "fixtures" / "data"
 
 
@@ -125,17 +127,6 @@ def test_cli_bad_training_options_stop_before_any_split(tmp_path, option, messag
     assert main(["evaluate", "--dataset", "swde", str(DATA / "swde"), "--split", "cross-site", "--extractors", "none",
                  "--train-model", "--no-progress", "--out", str(tmp_path)] + option) == 2
     assert message in capsys.readouterr().err
-
-
-def cli(capsys, *argv):
-    """(exit status, stderr) of `edrew ARGV`; a usage error argparse finds exits as SystemExit."""
-    from edrew_scrapy.cli import main
-
-    try:
-        status = main(list(argv))
-    except SystemExit as exc:
-        status = exc.code
-    return status, capsys.readouterr().err
 
 
 def test_cli_reuse_models_names_a_corrupt_model(tmp_path, capsys, monkeypatch):

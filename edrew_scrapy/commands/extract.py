@@ -12,8 +12,7 @@ import argparse
 import json
 import sys
 
-from .nodes import seconds
-from .options import add_region_share, apply_region_share, threshold
+from .options import add_region_share, apply_region_share, seconds, threshold
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

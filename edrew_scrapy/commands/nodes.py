@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 
 from ..sources import SourceError, read_source
+from .options import seconds
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,17 +15,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("jsonl", "table"), default="table")
     parser.add_argument("--timeout", type=seconds, default=30.0,
                         help="seconds a URL has to be fetched in, whole (default: 30)")
-
-
-def seconds(text: str) -> float:
-    """--timeout: a positive, finite number of seconds (argparse refuses anything else with exit 2)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from pathlib import Path
 from typing import List, Optional, Tuple
@@ -87,6 +88,17 @@ def out_problem(path) -> Optional[str]:
                 return f"{folder} is not writable"
             return None
     return None
+
+
+def seconds(text: str) -> float:
+    """--timeout: a positive, finite number of seconds (argparse refuses anything else with exit 2)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return value
 
 
 def int_at_least(minimum: int):

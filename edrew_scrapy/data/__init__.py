@@ -26,8 +26,8 @@ from urllib.parse import urlsplit
 
 from ..page import Page
 
-__all__ = ["DatasetError", "LabelledPage", "normalize_text", "words", "read_source", "read_json", "expect",
-           "expect_strings", "describe", "domain_of"]
+__all__ = ["DatasetError", "LabelledPage", "normalize_text", "words", "read_source", "read_text", "read_json",
+           "expect", "expect_strings", "describe", "domain_of"]
 
 _WS = re.compile(r"\s+")
 # The WCXB metric's tokens: runs of word characters, lower-cased.
@@ -76,14 +76,23 @@ def describe(value) -> str:
     return f"{_JSON_TYPES.get(type(value), type(value).__name__)} {text}"
 
 
-def read_json(path):
-    """The JSON value of a UTF-8 file; a DatasetError naming the file otherwise."""
+def read_text(path, first_line: bool = False) -> str:
+    """The text of a UTF-8 file (a BOM dropped), or only its first line; a DatasetError naming the file
+    otherwise."""
     try:
-        return json.loads(Path(path).read_bytes().decode("utf-8-sig"))
+        with open(path, "rb") as f:  # bytes, so that a decoding error gives the byte's place in the file
+            return (f.readline() if first_line else f.read()).decode("utf-8-sig")
     except OSError as exc:
         raise DatasetError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def read_json(path):
+    """The JSON value of a UTF-8 file; a DatasetError naming the file otherwise."""
+    text = read_text(path)
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}: not valid JSON ({exc})") from None
     except RecursionError:

@@ -26,7 +26,8 @@ import json
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence
 
-from . import DatasetError, LabelledPage, describe, domain_of, expect, expect_strings, read_json, read_source
+from . import (DatasetError, LabelledPage, describe, domain_of, expect, expect_strings, read_json, read_source,
+               read_text)
 from .align import align_reference, match_values
 
 __all__ = ["iter_pages", "load_labels", "check_record", "selected_text"]
@@ -36,12 +37,7 @@ def load_labels(path) -> List[dict]:
     """The label file's records, each checked (:func:`check_record`)."""
     path = Path(path)
     if path.suffix == ".jsonl":
-        try:
-            text = path.read_bytes().decode("utf-8-sig")
-        except OSError as exc:
-            raise DatasetError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        except UnicodeDecodeError as exc:
-            raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        text = read_text(path)
         records = []
         # not splitlines(): JSON strings may hold U+2028 and other characters it breaks lines at
         for number, line in enumerate(text.split("\n"), 1):

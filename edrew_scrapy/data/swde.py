@@ -14,7 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
-from . import DatasetError, LabelledPage, read_source
+from . import LabelledPage, read_source, read_text
 from .align import ValueMatchConfig, match_values
 
 __all__ = ["iter_pages", "site_folders", "load_groundtruth", "attributes"]
@@ -37,22 +37,12 @@ def site_folders(root) -> List[Tuple[str, str, Path]]:
     return out
 
 
-def _lines(path: Path, first_only: bool = False) -> List[str]:
-    try:
-        with open(path, encoding="utf-8-sig") as f:
-            return (f.readline() if first_only else f.read()).splitlines()
-    except OSError as exc:
-        raise DatasetError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-
-
 def attributes(root, sites: Optional[Iterable[str]] = None) -> List[str]:
     """The attributes that ROOT's groundtruth files hold (for `sites` only, when given), sorted."""
     wanted = set(sites) if sites is not None else None
     found = set()
     for path in sorted((Path(root) / "groundtruth").glob("*.txt")):
-        lines = _lines(path, first_only=True)
+        lines = read_text(path, first_line=True).splitlines()
         header = lines[0].split("\t") if lines else []
         if len(header) >= 3 and (wanted is None or header[1] in wanted):
             found.add(header[2].strip())
@@ -66,7 +56,7 @@ def load_groundtruth(root, vertical: str, site: str,
     out: Dict[str, Dict[str, List[str]]] = defaultdict(dict)
     for path in sorted((Path(root) / "groundtruth").glob(f"{vertical}-{site}-*.txt")):
         # the header says which attribute a file holds; site names may themselves contain "-"
-        lines = _lines(path)
+        lines = read_text(path).splitlines()
         header = lines[0].split("\t") if lines else []
         if len(header) < 3 or header[1] != site:
             continue
