@@ -252,6 +252,16 @@ def test_page_share_weights_each_page_alike_and_each_node_by_its_words(tmp_path)
     assert train_d(tmp_path, "logs", epochs=2).card["training"]["node_weights"] == "log"
 
 
+def test_a_wider_head_is_written_loaded_and_scores_as_trained(tmp_path):
+    # the widths reach the card, and a scorer built from the card rebuilds the same head
+    scorer = train_d(tmp_path, "wide", node_dim=64, context_dim=48, epochs=2)
+    assert (scorer.card["head"]["node_dim"], scorer.card["head"]["context_dim"]) == (64, 48)
+    assert scorer.head.context.hidden_size == 48 and scorer.head.node[1].out_features == 64
+    page = serialize((tmp_path / "data" / "p3.html").read_bytes())
+    scores = scorer.score([page])[0]
+    assert len(scores) == len(page.nodes) and np.all((scores >= 0) & (scores <= 1))
+
+
 @pytest.mark.parametrize("change, message", [
     ({"variants": ("z",)}, "--variant: unknown 'z'"),
     ({"epochs": 0}, "--epochs must be at least 1"),
@@ -262,6 +272,8 @@ def test_page_share_weights_each_page_alike_and_each_node_by_its_words(tmp_path)
     ({"limit": 2}, "--limit must be at least 3"),
     ({"n_features": 0}, "--features must be 1..20"),
     ({"node_weights": "linear"}, "--node-weights must be one of log, page-share"),
+    ({"node_dim": 0}, "--node-dim must be 1..1024"),
+    ({"context_dim": 4096}, "--context-dim must be 1..1024"),
 ])
 def test_bad_options_fail_before_any_page_is_read(tmp_path, change, message):
     # the dataset folder does not exist: the option is named before anything is loaded or pre-trained

@@ -64,6 +64,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "--features; 16 is models/default's set; default: all of them)")
     parser.add_argument("--train-node-weights", choices=NODE_WEIGHTS, default="log",
                         help="--train-model: each node's weight in the head's loss (edrew train --node-weights)")
+    parser.add_argument("--train-node-dim", type=int, default=48,
+                        help="--train-model: width of the head's node vector (edrew train --node-dim)")
+    parser.add_argument("--train-context-dim", type=int, default=32,
+                        help="--train-model: width of the head's page BiLSTM (edrew train --context-dim)")
     parser.add_argument("--train-seed", type=int, default=None,
                         help="--train-model: the training seed (head initialisation, batch order, validation "
                              "domains), without changing the folds that --seed draws (default: --seed)")
@@ -193,6 +197,7 @@ def train_config(args, folder: Path, model_dir: Path, split_name: str):
                        device=args.train_device, progress=not args.no_progress,
                        region_share=args.region_share, skip_settled=args.train_skip_settled,
                        node_weights=args.train_node_weights,
+                       node_dim=args.train_node_dim, context_dim=args.train_context_dim,
                        seed=args.seed if args.train_seed is None else args.train_seed,
                        bilm_from=Path(args.train_bilm.replace("{split}", model_dir.name))
                        if args.train_bilm else None,

@@ -59,6 +59,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="each node's weight in the head's loss: log (0.5 + log(1 + words), as the shipped "
                              "models) or page-share (its share of its page's words; an ablation, "
                              "docs/evaluation.md) (default: log)")
+    parser.add_argument("--node-dim", type=int, default=48,
+                        help="width of the head's node vector and output layer (default: %(default)s, as the "
+                             "shipped models)")
+    parser.add_argument("--context-dim", type=int, default=32,
+                        help="width of each direction of the head's page BiLSTM (default: %(default)s, as the "
+                             "shipped models)")
     parser.add_argument("--no-progress", action="store_true")
 
 
@@ -145,6 +151,7 @@ def _run(args: argparse.Namespace) -> int:
         labels_file=Path(args.labels) if args.labels else None, progress=not args.no_progress,
         metric=args.metric, region_share=args.region_share, device=args.device, bilm_from=_model_dir(args.bilm),
         skip_settled=args.skip_settled, node_weights=args.node_weights,
+        node_dim=args.node_dim, context_dim=args.context_dim,
         **({} if args.features is None else {"n_features": args.features}),
         command="edrew train " + " ".join(sys.argv[2:] if len(sys.argv) > 2 else []),
     )

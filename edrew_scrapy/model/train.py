@@ -135,6 +135,11 @@ class TrainConfig:
     # each node's weight in the head's loss (head_training.NODE_WEIGHTS): "log", as every shipped model, or
     # "page-share", the node's share of its page's words (docs/evaluation.md)
     node_weights: str = "log"
+    # the head's widths (head.head_config): node_dim, the node vector and the output layer; context_dim, each
+    # direction of the page BiLSTM. 48 and 32 are every shipped model's; wider heads are an ablation
+    # (docs/evaluation.md, "A wider head")
+    node_dim: int = 48
+    context_dim: int = 32
 
 
 def check_config(config: TrainConfig) -> None:
@@ -145,6 +150,10 @@ def check_config(config: TrainConfig) -> None:
         raise ValueError(f"--features must be 1..{N_FEATURES}, got {config.n_features!r}")
     if config.node_weights not in NODE_WEIGHTS:
         raise ValueError(f"--node-weights must be one of {', '.join(NODE_WEIGHTS)}, got {config.node_weights!r}")
+    for name in ("node_dim", "context_dim"):
+        value = getattr(config, name)
+        if not (isinstance(value, int) and 1 <= value <= 1024):
+            raise ValueError(f"--{name.replace('_', '-')} must be 1..1024, got {value!r}")
     bad = [v for v in config.variants if v not in VARIANTS]
     if bad or not config.variants:
         raise ValueError(f"--variant: unknown {', '.join(map(repr, bad)) or 'none given'} (choose from "
@@ -283,6 +292,7 @@ def train(config: TrainConfig) -> dict:
         t0 = time.monotonic()
         minutes_left = max((deadline - t0) / 60 / (len(config.variants) - k), 0.05)
         head = Head(head_config(variant, bilm.output_dim, bilm.num_layers, token_dim,
+                                node_dim=config.node_dim, context_dim=config.context_dim,
                                 n_features=config.n_features)).to(device)
         _, curves, head_run = train_head(head, enc, train_idx, val_idx,
                                lambda probs: choose_threshold(lambda t: val_score(probs, t))[1],
