@@ -96,12 +96,43 @@ def test_wrong_version_and_missing_files(tmp_path):
 def test_shapes_that_disagree_with_options_are_reported(tmp_path):
     tiny_model(tmp_path)
     options = json.loads((tmp_path / files.OPTIONS).read_text())
-    options["lstm"]["dim"] = 32
+    options["lstm"]["dim"] = 8  # fewer parameters than the file holds: the shapes are compared
     files.write_options(tmp_path / files.OPTIONS, options)
     card = json.loads((tmp_path / files.CARD).read_text())
     files.write_card(tmp_path, card)
     with pytest.raises(ModelError, match=r"elmo_weights\.hdf5.*shape"):
         load_model(tmp_path)
+
+
+@pytest.mark.parametrize("backend", ["native", "allennlp"])
+def test_options_larger_than_their_weights_are_refused_before_anything_is_allocated(tmp_path, backend):
+    # A crafted options file: an LSTM of 2**24 cells would allocate some 2**50 bytes if built; it is
+    # counted on torch's meta device against what the weights file holds, and refused with both named.
+    # (The AllenNLP backend is refused too, before allennlp is imported.)
+    tiny_model(tmp_path)
+    edit_json(tmp_path / files.OPTIONS, _set("lstm", "dim", 2 ** 24))
+    rewrite_checksums(tmp_path)
+    with pytest.raises(ModelError, match=r"elmo_options\.json: the options describe a biLM of [\d,]+ parameters; "
+                                         r"elmo_weights\.hdf5 holds 6,748 values"):
+        load_model(tmp_path, backend=backend)
+
+
+def test_a_head_larger_than_its_weights_is_refused_before_it_is_built(tmp_path):
+    tiny_model(tmp_path)
+    edit_json(tmp_path / files.CARD, _set("head", "node_dim", 10 ** 7))  # ~3 GB of float32 if built
+    load_fails(tmp_path, r"card\.json: the head configuration describes [\d,]+ parameters; head\.safetensors holds")
+
+
+def test_a_compressed_dataset_is_measured_before_it_is_read(tmp_path):
+    # HDF5 stores a dataset nobody wrote as its fill value: a 4 GB dataset in a file of a few KB. Its shape
+    # is compared with the options' before any of it is read.
+    tiny_model(tmp_path)
+    with h5py.File(tmp_path / files.WEIGHTS, "r+") as f:
+        del f["CNN_proj"]["b_proj"]
+        f["CNN_proj"].create_dataset("b_proj", shape=(2 ** 30,), dtype="f4", chunks=(2 ** 16,), compression="gzip")
+    rewrite_checksums(tmp_path)
+    assert (tmp_path / files.WEIGHTS).stat().st_size < 10 ** 6
+    load_fails(tmp_path, r"elmo_weights\.hdf5: dataset CNN_proj/b_proj has shape \(1073741824,\)")
 
 
 def test_no_pickle_in_the_model_package():
@@ -187,7 +218,7 @@ def test_bad_head_configuration_names_the_card(tmp_path, change, problem):
 
 def test_head_tensors_that_do_not_fit_the_card_give_a_one_line_message(tmp_path):
     tiny_model(tmp_path)
-    edit_json(tmp_path / files.CARD, _set("head", "node_dim", 40))
+    edit_json(tmp_path / files.CARD, _set("head", "node_dim", 4))  # smaller: the tensors are compared
     load_fails(tmp_path, r"head\.safetensors: tensors do not match")
 
 

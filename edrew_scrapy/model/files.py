@@ -212,6 +212,25 @@ def write_elmo_weights(path: Path, bilm) -> None:
             fout.create_dataset(name, data=array)
 
 
+def hdf5_value_count(path: Path) -> int:
+    """How many values the datasets of an HDF5 file hold, from its metadata alone (nothing is read)."""
+    import h5py
+
+    total = 0
+
+    def add(_name, obj):
+        nonlocal total
+        if isinstance(obj, h5py.Dataset):
+            total += int(obj.size or 0)
+
+    try:
+        with h5py.File(path, "r") as fin:
+            fin.visititems(add)
+    except (OSError, KeyError, ValueError, RuntimeError) as exc:
+        raise ModelError(f"{path}: cannot read HDF5 weights ({type(exc).__name__}: {exc})") from None
+    return total
+
+
 def read_elmo_weights(path: Path, bilm) -> None:
     """Load an AllenNLP-layout weight file into an ElmoBiLm built from the matching options."""
     import h5py
@@ -224,10 +243,12 @@ def read_elmo_weights(path: Path, bilm) -> None:
             for name, ref in expected.items():
                 if name not in fin:
                     raise ModelError(f"{path}: dataset {name} is missing")
-                array = np.asarray(fin[name][...], dtype=np.float32)
-                if array.shape != ref.shape:
-                    raise ModelError(f"{path}: dataset {name} has shape {array.shape}, "
+                # the shape before the data: a compressed dataset can be far larger than its file
+                shape = getattr(fin[name], "shape", None)
+                if shape != ref.shape:
+                    raise ModelError(f"{path}: dataset {name} has shape {shape}, "
                                      f"the options file implies {ref.shape}")
+                array = np.asarray(fin[name][...], dtype=np.float32)
                 if not np.isfinite(array).all():
                     raise ModelError(f"{path}: dataset {name} holds NaN or infinite values")
                 loaded[name] = array

@@ -357,12 +357,32 @@ class Scorer:
         return results
 
 
-def build_bilm(options: dict, path: Union[str, Path] = files.OPTIONS) -> ElmoBiLm:
-    """`path`: the options file, for the message."""
+def build_bilm(options: dict, path: Union[str, Path] = files.OPTIONS,
+               weights: Union[str, Path, None] = None) -> ElmoBiLm:
+    """`path`: the options file, for the message. With `weights` (the HDF5 file the biLM will load), the
+    options' sizes are first checked against what that file holds (check_bilm_size)."""
+    if weights is not None:
+        check_bilm_size(options, path, weights)
     try:
         return ElmoBiLm(options)
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise ModelError(f"{path}: ELMo options do not describe a model ({files.describe(exc)})") from None
+
+
+def check_bilm_size(options: dict, path: Union[str, Path], weights: Union[str, Path]) -> None:
+    """ModelError when the options describe more parameters than the weights file holds. Sizes come from a
+    file: "lstm.dim": 10**9 would allocate gigabytes before read_elmo_weights could compare shapes, so the
+    module is built on the meta device (shapes, no storage) and counted first."""
+    try:
+        with torch.device("meta"):
+            wanted = sum(p.numel() for p in ElmoBiLm(options).parameters())
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        raise ModelError(f"{path}: ELMo options do not describe a model ({files.describe(exc)})") from None
+    held = files.hdf5_value_count(Path(weights))
+    # every parameter is stored but the character embedding's padding row (always zero; AllenNLP adds it)
+    if wanted > held + options["char_cnn"]["embedding"]["dim"]:
+        raise ModelError(f"{path}: the options describe a biLM of {wanted:,} parameters; "
+                         f"{Path(weights).name} holds {held:,} values")
 
 
 def check_head_config(card_path: Path, config) -> None:
@@ -405,11 +425,18 @@ def load_head(directory: Path, card: dict) -> Head:
     card_path = Path(directory) / files.CARD
     config = card.get("head")
     check_head_config(card_path, config)
+    state = files.read_head(path)  # its tensors are as large as the file, no larger
     try:
+        # the card's sizes against the file's before the head is built (see build_bilm)
+        with torch.device("meta"):
+            wanted = sum(p.numel() for p in Head(config).parameters())
+        held = sum(t.numel() for t in state.values())
+        if wanted > held:
+            raise ModelError(f"{card_path}: the head configuration describes {wanted:,} parameters; "
+                             f"{path.name} holds {held:,} values")
         head = Head(config)
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise ModelError(f"{card_path}: bad head configuration ({files.describe(exc)})") from None
-    state = files.read_head(path)
     try:
         head.load_state_dict(state, strict=True)
     except RuntimeError as exc:
@@ -429,6 +456,7 @@ def load_model(path: Union[str, Path, None] = None, backend: str = "native", ver
     head = load_head(directory, card)
     options = files.read_options(directory / files.OPTIONS)
     check_head_fits(directory / files.CARD, head.config, options)
+    check_bilm_size(options, directory / files.OPTIONS, directory / files.WEIGHTS)
     if backend == "native":
         bilm = build_bilm(options, directory / files.OPTIONS)
         files.read_elmo_weights(directory / files.WEIGHTS, bilm)

@@ -362,7 +362,7 @@ def reuse_bilm(directory: Path) -> Tuple[dict, ElmoBiLm, dict]:
     try:
         card = files.read_card(directory)
         options = files.read_options(directory / files.OPTIONS)
-        bilm = build_bilm(options)
+        bilm = build_bilm(options, directory / files.OPTIONS, directory / files.WEIGHTS)
         files.read_elmo_weights(directory / files.WEIGHTS, bilm)
     except files.ModelError as exc:
         raise ValueError(f"cannot reuse the biLM: {exc}") from None
