@@ -1,7 +1,7 @@
 """The serializer's output: a Page and its text-bearing Nodes (plain data, no behaviour)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Dict, List, Optional, Tuple
 
 from .tokens import SEP
@@ -55,3 +55,23 @@ class Page:
 
     def __len__(self) -> int:
         return len(self.nodes)
+
+    def __reduce__(self):
+        """Pickled as rows of field values, each distinct reTPS once. Pages cross the process boundary
+        on every crawled page (EDREW_WORKERS): a slotted dataclass pickles each Node as a dict of its
+        slots, and a page's siblings carry equal but separate reTPS strings (docs/scrapy.md)."""
+        shared: Dict[str, str] = {}
+        rows = [(n.index, n.tag, n.content, shared.setdefault(n.retps, n.retps), n.bucket, n.parent, n.path,
+                 n.attrs, n.hidden, n.boilerplate, n.images, n.depth, n.link_chars, n.position)
+                for n in self.nodes]
+        return _page_from_rows, (self.url, rows, self.title, self.encoding, self.count_tags, self.n_elements,
+                                 self.images, self.skipped, self.truncated, self.declared)
+
+
+_NODE_FIELDS = ("index", "tag", "content", "retps", "bucket", "parent", "path", "attrs", "hidden",
+                "boilerplate", "images", "depth", "link_chars", "position")
+assert tuple(f.name for f in fields(Node)) == _NODE_FIELDS, "Page.__reduce__'s rows follow Node's fields"
+
+
+def _page_from_rows(url, rows, *rest) -> Page:
+    return Page(url, [Node(*row) for row in rows], *rest)

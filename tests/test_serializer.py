@@ -337,3 +337,26 @@ def test_base_href_resolves_images():
     page = serialize('<base href="http://site.test/dir/"><div><p>t<img src="i.png"></p></div>')
     assert page.nodes[0].images == ["http://site.test/dir/i.png"]
     assert page.images == ["http://site.test/dir/i.png"]
+
+
+def test_a_page_pickles_to_the_same_page_with_each_retps_once():
+    # Pages cross the process boundary on every crawled page (EDREW_WORKERS); Page.__reduce__ sends rows
+    # of field values with each distinct reTPS once instead of a dict of slots per node.
+    import pickle
+
+    from edrew_scrapy.page import Node
+
+    items = "".join(f"<li class='item'>product {i} <img src='/i{i}.png'></li>" for i in range(50))
+    page = serialize(f"<html><head><title>T</title></head><body><nav><a href='/'>Home</a></nav>"
+                     f"<ul>{items}</ul><p hidden>ghost</p><footer>© us</footer></body></html>",
+                     url="http://example.com/p")
+    back = pickle.loads(pickle.dumps(page, protocol=pickle.HIGHEST_PROTOCOL))
+    assert back == page and back is not page
+    assert all(type(n) is Node for n in back.nodes) and back.nodes[-1].hidden is False
+    assert any(n.hidden for n in back.nodes) and any(n.images for n in back.nodes) and any(n.boilerplate for n in back.nodes)
+    items = [n for n in back.nodes if n.tag == "li"]
+    distinct = {n.retps for n in items}
+    assert len(items) == 50 and len(distinct) < 10  # siblings share their reTPS but for position buckets
+    assert len({id(n.retps) for n in items}) == len(distinct)  # each pickled once, one string each
+    # each Node on its own still pickles as a dataclass
+    assert pickle.loads(pickle.dumps(page.nodes[0])) == page.nodes[0]
