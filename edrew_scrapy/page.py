@@ -60,12 +60,18 @@ class Page:
         """Pickled as rows of field values, each distinct reTPS once. Pages cross the process boundary
         on every crawled page (EDREW_WORKERS): a slotted dataclass pickles each Node as a dict of its
         slots, and a page's siblings carry equal but separate reTPS strings (docs/scrapy.md)."""
+        if type(self) is not Page:  # a subclass may add fields: every field as it is
+            return type(self), tuple(getattr(self, f.name) for f in fields(self))
         shared: Dict[str, str] = {}
         rows = [(n.index, n.tag, n.content, shared.setdefault(n.retps, n.retps), n.bucket, n.parent, n.path,
                  n.attrs, n.hidden, n.boilerplate, n.images, n.depth, n.link_chars, n.position)
                 for n in self.nodes]
         return _page_from_rows, (self.url, rows, self.title, self.encoding, self.count_tags, self.n_elements,
                                  self.images, self.skipped, self.truncated, self.declared)
+
+    def __copy__(self) -> "Page":
+        # copy.copy goes through __reduce__ unless told otherwise: keep it shallow (the same Node objects)
+        return type(self)(*(getattr(self, f.name) for f in fields(self)))
 
 
 _NODE_FIELDS = ("index", "tag", "content", "retps", "bucket", "parent", "path", "attrs", "hidden",

@@ -105,16 +105,53 @@ def test_shapes_that_disagree_with_options_are_reported(tmp_path):
 
 
 @pytest.mark.parametrize("backend", ["native", "allennlp"])
-def test_options_larger_than_their_weights_are_refused_before_anything_is_allocated(tmp_path, backend):
-    # A crafted options file: an LSTM of 2**24 cells would allocate some 2**50 bytes if built; it is
-    # counted on torch's meta device against what the weights file holds, and refused with both named.
+@pytest.mark.parametrize("decoy", [False, True])
+def test_options_larger_than_their_weights_are_refused_before_anything_is_allocated(tmp_path, backend, decoy):
+    # A crafted options file: an LSTM of 2**24 cells would allocate some 2**50 bytes if built. The biLM is
+    # built on torch's meta device and each dataset's shape read from the file's metadata first, so it is
+    # refused by shape, not by a failed allocation; an unread dataset declaring 2**40 values changes nothing.
     # (The AllenNLP backend is refused too, before allennlp is imported.)
     tiny_model(tmp_path)
     edit_json(tmp_path / files.OPTIONS, _set("lstm", "dim", 2 ** 24))
+    if decoy:
+        with h5py.File(tmp_path / files.WEIGHTS, "r+") as f:
+            f.create_dataset("decoy", shape=(2 ** 40,), dtype="f4", chunks=(2 ** 16,), compression="gzip")
     rewrite_checksums(tmp_path)
-    with pytest.raises(ModelError, match=r"elmo_options\.json: the options describe a biLM of [\d,]+ parameters; "
-                                         r"elmo_weights\.hdf5 holds 6,748 values"):
+    with pytest.raises(ModelError, match=r"elmo_weights\.hdf5: dataset \S+ has shape \(\d+, \d+\), "
+                                         r"the options file implies \(\d+, 67108864\)"):
         load_model(tmp_path, backend=backend)
+
+
+@pytest.mark.parametrize("make, problem", [
+    # an element type that is itself an array: `shape` does not show its 2**27 floats per row
+    (lambda g: g.create_dataset("b_proj", shape=(8,), dtype=np.dtype(("f4", (2 ** 27,))), chunks=(1,),
+                                compression="gzip"), "not numbers"),
+    (lambda g: g.create_dataset("b_proj", data=np.zeros(8, dtype=[("a", "f4"), ("b", "f4")])), "not numbers"),
+    (lambda g: g.create_dataset("b_proj", data=np.array([b"1.5"] * 8)), "not numbers"),
+    (lambda g: g.create_group("b_proj"), "is not a dataset"),
+    # its data in another file, which the card's checksum does not cover (a FIFO there would block)
+    (lambda g: g.create_dataset("b_proj", shape=(8,), dtype="f4", external=[("/dev/zero", 0, h5py.h5f.UNLIMITED)]),
+     "outside the file"),
+    (lambda g: g.__setitem__("b_proj", h5py.ExternalLink("/elsewhere.h5", "/b")), "links to another file"),
+])
+def test_datasets_that_are_not_plain_arrays_in_the_file_are_refused_unread(tmp_path, make, problem):
+    tiny_model(tmp_path)
+    with h5py.File(tmp_path / files.WEIGHTS, "r+") as f:
+        del f["CNN_proj"]["b_proj"]
+        make(f["CNN_proj"])
+    rewrite_checksums(tmp_path)
+    load_fails(tmp_path, rf"elmo_weights\.hdf5: .*{problem}")
+
+
+def test_the_dataset_layout_is_known_without_the_weights():
+    # elmo_shapes (what a meta-device biLM is checked against) gives elmo_arrays' shapes
+    from edrew_scrapy.model.elmo import ElmoBiLm, default_options
+
+    from _model_helpers import TINY
+
+    for n_layers in (1, 2):
+        bilm = ElmoBiLm(default_options(n_layers=n_layers, **TINY))
+        assert files.elmo_shapes(bilm) == {k: v.shape for k, v in files.elmo_arrays(bilm).items()}
 
 
 def test_a_head_larger_than_its_weights_is_refused_before_it_is_built(tmp_path):
@@ -278,3 +315,16 @@ def test_non_finite_elmo_weights_are_reported(tmp_path):
         f["CNN_proj"]["b_proj"][0] = np.inf
     rewrite_checksums(tmp_path)
     load_fails(tmp_path, r"elmo_weights\.hdf5: dataset CNN_proj/b_proj .* infinite")
+
+
+@pytest.mark.parametrize("change, problem", [
+    (_set("char_cnn", "n_highway", 10 ** 8), "char_cnn.n_highway must be an integer from 0 to 64"),
+    (_set("lstm", "n_layers", 10 ** 8), "lstm.n_layers is 100000000, at most 64"),
+    (_set("char_cnn", "filters", [[1, 1]] * 10 ** 5), "char_cnn.filters must be a list of 1 to 64"),
+])
+def test_layer_counts_are_bounded_before_any_module_is_built(tmp_path, change, problem):
+    # each layer is Python objects even on the meta device: 10**8 of them would take hours
+    tiny_model(tmp_path)
+    edit_json(tmp_path / files.OPTIONS, change)
+    rewrite_checksums(tmp_path)
+    load_fails(tmp_path, rf"elmo_options\.json: {problem}")

@@ -274,6 +274,7 @@ def test_a_wider_head_is_written_loaded_and_scores_as_trained(tmp_path):
     ({"node_weights": "linear"}, "--node-weights must be one of log, page-share"),
     ({"node_dim": 0}, "--node-dim must be 1..1024"),
     ({"context_dim": 4096}, "--context-dim must be 1..1024"),
+    ({"node_dim": True}, "--node-dim must be 1..1024"),
 ])
 def test_bad_options_fail_before_any_page_is_read(tmp_path, change, message):
     # the dataset folder does not exist: the option is named before anything is loaded or pre-trained

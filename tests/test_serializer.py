@@ -360,3 +360,27 @@ def test_a_page_pickles_to_the_same_page_with_each_retps_once():
     assert len({id(n.retps) for n in items}) == len(distinct)  # each pickled once, one string each
     # each Node on its own still pickles as a dataclass
     assert pickle.loads(pickle.dumps(page.nodes[0])) == page.nodes[0]
+
+
+def test_page_copies_and_subclasses_keep_their_meaning():
+    import copy
+    import pickle
+    from dataclasses import dataclass
+
+    from edrew_scrapy.page import Page
+
+    page = serialize("<html><body><p class='a'>one text</p><p class='a'>two text</p></body></html>")
+    shallow = copy.copy(page)
+    assert shallow == page and shallow.nodes is page.nodes  # shallow: the same list and Nodes
+    deep = copy.deepcopy(page)
+    assert deep == page and deep.nodes[0] is not page.nodes[0] and deep.nodes[0].attrs is not page.nodes[0].attrs
+
+    @dataclass
+    class Tagged(Page):
+        tag: str = ""
+
+    globals()["Tagged"] = Tagged  # picklable by name
+    Tagged.__qualname__ = "Tagged"
+    tagged = Tagged(page.url, page.nodes, tag="kept")
+    back = pickle.loads(pickle.dumps(tagged))
+    assert type(back) is Tagged and back.tag == "kept" and back.nodes == page.nodes

@@ -119,6 +119,8 @@ def read_card(directory: Path, verify: bool = True) -> dict:
 
 
 # --- ELMo options -------------------------------------------------------------------------------------
+MAX_LAYERS = 64  # most LSTM layers, highway layers and filter widths an options file may ask for
+
 
 def write_options(path: Path, options: Mapping) -> None:
     Path(path).write_text(json.dumps(options, indent=2, sort_keys=True) + "\n", encoding="utf-8")
@@ -143,14 +145,18 @@ def read_options(path: Path) -> dict:
     for key, value in sizes.items():
         if not is_positive_int(value):
             raise ModelError(f"{path}: {key} must be a positive integer, not {value!r}")
+    # Counts of layers are structural (AllenNLP's largest ELMo: 2 LSTM layers, 2 highway layers, 7 filter
+    # widths); each one becomes Python objects before any size can be compared with the weights file.
+    if lstm["n_layers"] > MAX_LAYERS:
+        raise ModelError(f"{path}: lstm.n_layers is {lstm['n_layers']}, at most {MAX_LAYERS}")
     n_highway = cnn.get("n_highway")
-    if not is_count(n_highway):
-        raise ModelError(f"{path}: char_cnn.n_highway must be a non-negative integer, not {n_highway!r}")
+    if not (is_count(n_highway) and n_highway <= MAX_LAYERS):
+        raise ModelError(f"{path}: char_cnn.n_highway must be an integer from 0 to {MAX_LAYERS}, not {n_highway!r}")
     filters = cnn.get("filters")
-    if not (isinstance(filters, list) and filters and all(
+    if not (isinstance(filters, list) and 0 < len(filters) <= MAX_LAYERS and all(
             isinstance(f, list) and len(f) == 2 and all(map(is_positive_int, f)) and f[0] <= 50 for f in filters)):
-        raise ModelError(f"{path}: char_cnn.filters must be a non-empty list of [width, count] pairs of positive "
-                         f"integers, widths at most 50, not {filters!r}")
+        raise ModelError(f"{path}: char_cnn.filters must be a list of 1 to {MAX_LAYERS} [width, count] pairs of "
+                         f"positive integers, widths at most 50, not {filters!r}")
     for key in ("cell_clip", "proj_clip"):
         clip = lstm.get(key)
         if clip is not None and not (is_number(clip) and clip >= 0):
@@ -204,6 +210,66 @@ def elmo_arrays(bilm) -> Dict[str, np.ndarray]:
     return arrays
 
 
+def elmo_shapes(bilm) -> Dict[str, tuple]:
+    """The shape of each HDF5 dataset elmo_arrays writes, from the module's parameter shapes alone, so that
+    it works on a biLM built on the meta device (tests check the two agree)."""
+    enc = bilm.token_embedder
+    vocab, char_dim = enc.char_embedding.weight.shape
+    shapes: Dict[str, tuple] = {"char_embed": (vocab - 1, char_dim)}
+    for i, conv in enumerate(enc.convolutions):
+        out, inp, width = conv.weight.shape
+        shapes[f"CNN/W_cnn_{i}"] = (1, width, inp, out)
+        shapes[f"CNN/b_cnn_{i}"] = (out,)
+    for k, layer in enumerate(enc.highways._layers):
+        dim = layer.weight.shape[1]
+        shapes.update({f"CNN_high_{k}/W_transform": (dim, dim), f"CNN_high_{k}/W_carry": (dim, dim),
+                       f"CNN_high_{k}/b_transform": (dim,), f"CNN_high_{k}/b_carry": (dim,)})
+    out, inp = enc.projection.weight.shape
+    shapes["CNN_proj/W_proj"] = (inp, out)
+    shapes["CNN_proj/b_proj"] = (out,)
+    for i, layers in enumerate(zip(bilm.lstm.forward_layers, bilm.lstm.backward_layers)):
+        for j, cell in enumerate(layers):
+            base = f"RNN_{j}/RNN/MultiRNNCell/Cell{i}/LSTMCell"
+            gates, inp = cell.input_linearity.weight.shape
+            hidden = cell.state_linearity.weight.shape[1]
+            proj, c = cell.state_projection.weight.shape
+            shapes[f"{base}/W_0"] = (inp + hidden, gates)
+            shapes[f"{base}/B"] = (gates,)
+            shapes[f"{base}/W_P_0"] = (c, proj)
+    return {name: tuple(int(n) for n in shape) for name, shape in shapes.items()}
+
+
+def check_elmo_datasets(path: Path, shapes: Mapping[str, tuple]) -> None:
+    """Every dataset the options imply is a plain numeric array of the implied shape, stored inside this
+    file, judged from the file's metadata before any data is read: a compressed dataset nobody wrote reads
+    back as gigabytes from a few kilobytes, an array element type hides dimensions from `shape`, and
+    external storage or links would load bytes the card's checksum does not cover (or block on a FIFO)."""
+    import h5py
+
+    try:
+        with h5py.File(path, "r") as fin:
+            for name, shape in shapes.items():
+                if name not in fin:
+                    raise ModelError(f"{path}: dataset {name} is missing")
+                for where in [name[:i] for i, ch in enumerate(name) if ch == "/"] + [name]:
+                    if isinstance(fin.get(where, getlink=True), h5py.ExternalLink):
+                        raise ModelError(f"{path}: {where} links to another file")
+                ds = fin[name]
+                if not isinstance(ds, h5py.Dataset):
+                    raise ModelError(f"{path}: {name} is not a dataset")
+                if ds.external or ds.is_virtual:
+                    raise ModelError(f"{path}: dataset {name} keeps its data outside the file")
+                if ds.dtype.kind not in "fiu" or ds.dtype.subdtype is not None:
+                    raise ModelError(f"{path}: dataset {name} holds {ds.dtype}, not numbers")
+                if ds.shape != tuple(shape):
+                    raise ModelError(f"{path}: dataset {name} has shape {ds.shape}, "
+                                     f"the options file implies {tuple(shape)}")
+    except ModelError:
+        raise
+    except (OSError, KeyError, ValueError, RuntimeError, TypeError) as exc:
+        raise ModelError(f"{path}: cannot read HDF5 weights ({type(exc).__name__}: {exc})") from None
+
+
 def write_elmo_weights(path: Path, bilm) -> None:
     import h5py
 
@@ -212,49 +278,27 @@ def write_elmo_weights(path: Path, bilm) -> None:
             fout.create_dataset(name, data=array)
 
 
-def hdf5_value_count(path: Path) -> int:
-    """How many values the datasets of an HDF5 file hold, from its metadata alone (nothing is read)."""
-    import h5py
-
-    total = 0
-
-    def add(_name, obj):
-        nonlocal total
-        if isinstance(obj, h5py.Dataset):
-            total += int(obj.size or 0)
-
-    try:
-        with h5py.File(path, "r") as fin:
-            fin.visititems(add)
-    except (OSError, KeyError, ValueError, RuntimeError) as exc:
-        raise ModelError(f"{path}: cannot read HDF5 weights ({type(exc).__name__}: {exc})") from None
-    return total
-
-
 def read_elmo_weights(path: Path, bilm) -> None:
     """Load an AllenNLP-layout weight file into an ElmoBiLm built from the matching options."""
     import h5py
     import torch
 
-    expected = elmo_arrays(bilm)
+    expected = elmo_shapes(bilm)
+    check_elmo_datasets(path, expected)  # before any data is read
     loaded: Dict[str, np.ndarray] = {}
     try:
         with h5py.File(path, "r") as fin:
-            for name, ref in expected.items():
-                if name not in fin:
-                    raise ModelError(f"{path}: dataset {name} is missing")
-                # the shape before the data: a compressed dataset can be far larger than its file
-                shape = getattr(fin[name], "shape", None)
-                if shape != ref.shape:
-                    raise ModelError(f"{path}: dataset {name} has shape {shape}, "
-                                     f"the options file implies {ref.shape}")
+            for name, shape in expected.items():
                 array = np.asarray(fin[name][...], dtype=np.float32)
+                if array.shape != shape:
+                    raise ModelError(f"{path}: dataset {name} has shape {array.shape}, "
+                                     f"the options file implies {shape}")
                 if not np.isfinite(array).all():
                     raise ModelError(f"{path}: dataset {name} holds NaN or infinite values")
                 loaded[name] = array
     except ModelError:
         raise
-    except (OSError, KeyError, ValueError, RuntimeError) as exc:
+    except (OSError, KeyError, ValueError, RuntimeError, TypeError) as exc:
         raise ModelError(f"{path}: cannot read HDF5 weights ({type(exc).__name__}: {exc})") from None
 
     def put(param, array):

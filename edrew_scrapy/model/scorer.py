@@ -370,19 +370,16 @@ def build_bilm(options: dict, path: Union[str, Path] = files.OPTIONS,
 
 
 def check_bilm_size(options: dict, path: Union[str, Path], weights: Union[str, Path]) -> None:
-    """ModelError when the options describe more parameters than the weights file holds. Sizes come from a
-    file: "lstm.dim": 10**9 would allocate gigabytes before read_elmo_weights could compare shapes, so the
-    module is built on the meta device (shapes, no storage) and counted first."""
+    """ModelError unless the weights file holds, as plain numeric datasets of the right shapes, what the
+    options describe. Sizes come from a file: "lstm.dim": 2**24 would allocate petabytes before
+    read_elmo_weights could compare shapes, so the module is built on the meta device (shapes, no
+    storage) and the file's metadata is checked against it (files.check_elmo_datasets)."""
     try:
         with torch.device("meta"):
-            wanted = sum(p.numel() for p in ElmoBiLm(options).parameters())
+            shapes = files.elmo_shapes(ElmoBiLm(options))
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise ModelError(f"{path}: ELMo options do not describe a model ({files.describe(exc)})") from None
-    held = files.hdf5_value_count(Path(weights))
-    # every parameter is stored but the character embedding's padding row (always zero; AllenNLP adds it)
-    if wanted > held + options["char_cnn"]["embedding"]["dim"]:
-        raise ModelError(f"{path}: the options describe a biLM of {wanted:,} parameters; "
-                         f"{Path(weights).name} holds {held:,} values")
+    files.check_elmo_datasets(Path(weights), shapes)
 
 
 def check_head_config(card_path: Path, config) -> None:
@@ -420,11 +417,14 @@ def check_head_fits(card_path: Path, config: dict, options: dict) -> None:
                              f"({files.OPTIONS}) give {value}")
 
 
-def load_head(directory: Path, card: dict) -> Head:
+def load_head(directory: Path, card: dict, options: Optional[dict] = None) -> Head:
+    """`options`: the biLM's, when known, so that a head that cannot read it is refused before it is built."""
     path = Path(directory) / files.HEAD
     card_path = Path(directory) / files.CARD
     config = card.get("head")
     check_head_config(card_path, config)
+    if options is not None:
+        check_head_fits(card_path, config, options)
     state = files.read_head(path)  # its tensors are as large as the file, no larger
     try:
         # the card's sizes against the file's before the head is built (see build_bilm)
@@ -453,9 +453,8 @@ def load_model(path: Union[str, Path, None] = None, backend: str = "native", ver
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
     card = files.read_card(directory, verify=verify)
-    head = load_head(directory, card)
     options = files.read_options(directory / files.OPTIONS)
-    check_head_fits(directory / files.CARD, head.config, options)
+    head = load_head(directory, card, options)
     check_bilm_size(options, directory / files.OPTIONS, directory / files.WEIGHTS)
     if backend == "native":
         bilm = build_bilm(options, directory / files.OPTIONS)

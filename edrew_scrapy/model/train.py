@@ -152,7 +152,7 @@ def check_config(config: TrainConfig) -> None:
         raise ValueError(f"--node-weights must be one of {', '.join(NODE_WEIGHTS)}, got {config.node_weights!r}")
     for name in ("node_dim", "context_dim"):
         value = getattr(config, name)
-        if not (isinstance(value, int) and 1 <= value <= 1024):
+        if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 1024):
             raise ValueError(f"--{name.replace('_', '-')} must be 1..1024, got {value!r}")
     bad = [v for v in config.variants if v not in VARIANTS]
     if bad or not config.variants:
