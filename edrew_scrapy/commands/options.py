@@ -90,12 +90,17 @@ def out_problem(path) -> Optional[str]:
     return None
 
 
+def _number(text: str, not_a_number: str) -> float:
+    """float(text), or argparse's error with the option's own message."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(not_a_number) from None
+
+
 def seconds(text: str) -> float:
     """--timeout: a positive, finite number of seconds (argparse refuses anything else with exit 2)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    value = _number(text, f"not a number of seconds: {text!r}")
     if not (value > 0 and math.isfinite(value)):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
     return value
@@ -131,10 +136,7 @@ def region_share(text: str):
     """"auto", None (for "none") or a share in (0.5, 1]."""
     if text in ("auto", "none"):
         return None if text == "none" else text
-    try:
-        share = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"auto, none or a number in (0.5, 1], not {text!r}") from None
+    share = _number(text, f"auto, none or a number in (0.5, 1], not {text!r}")
     if not 0.5 < share <= 1:
         raise argparse.ArgumentTypeError(f"the share must lie in (0.5, 1], not {share}")
     return share
@@ -142,10 +144,7 @@ def region_share(text: str):
 
 def threshold(text: str) -> float:
     """--threshold: a probability; above 1 nothing could be kept, below 0 everything."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a number in [0, 1], not {text!r}") from None
+    value = _number(text, f"a number in [0, 1], not {text!r}")
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"the threshold is a probability in [0, 1], not {value}")
     return value

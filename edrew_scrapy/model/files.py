@@ -248,26 +248,33 @@ def check_elmo_datasets(path: Path, shapes: Mapping[str, tuple]) -> None:
 
     try:
         with h5py.File(path, "r") as fin:
-            for name, shape in shapes.items():
-                if name not in fin:
-                    raise ModelError(f"{path}: dataset {name} is missing")
-                for where in [name[:i] for i, ch in enumerate(name) if ch == "/"] + [name]:
-                    if isinstance(fin.get(where, getlink=True), h5py.ExternalLink):
-                        raise ModelError(f"{path}: {where} links to another file")
-                ds = fin[name]
-                if not isinstance(ds, h5py.Dataset):
-                    raise ModelError(f"{path}: {name} is not a dataset")
-                if ds.external or ds.is_virtual:
-                    raise ModelError(f"{path}: dataset {name} keeps its data outside the file")
-                if ds.dtype.kind not in "fiu" or ds.dtype.subdtype is not None:
-                    raise ModelError(f"{path}: dataset {name} holds {ds.dtype}, not numbers")
-                if ds.shape != tuple(shape):
-                    raise ModelError(f"{path}: dataset {name} has shape {ds.shape}, "
-                                     f"the options file implies {tuple(shape)}")
+            _check_datasets(fin, path, shapes)
     except ModelError:
         raise
     except (OSError, KeyError, ValueError, RuntimeError, TypeError) as exc:
         raise ModelError(f"{path}: cannot read HDF5 weights ({type(exc).__name__}: {exc})") from None
+
+
+def _check_datasets(fin, path: Path, shapes: Mapping[str, tuple]) -> None:
+    """check_elmo_datasets on an open file."""
+    import h5py
+
+    for name, shape in shapes.items():
+        if name not in fin:
+            raise ModelError(f"{path}: dataset {name} is missing")
+        for where in [name[:i] for i, ch in enumerate(name) if ch == "/"] + [name]:
+            if isinstance(fin.get(where, getlink=True), h5py.ExternalLink):
+                raise ModelError(f"{path}: {where} links to another file")
+        ds = fin[name]
+        if not isinstance(ds, h5py.Dataset):
+            raise ModelError(f"{path}: {name} is not a dataset")
+        if ds.external or ds.is_virtual:
+            raise ModelError(f"{path}: dataset {name} keeps its data outside the file")
+        if ds.dtype.kind not in "fiu" or ds.dtype.subdtype is not None:
+            raise ModelError(f"{path}: dataset {name} holds {ds.dtype}, not numbers")
+        if ds.shape != tuple(shape):
+            raise ModelError(f"{path}: dataset {name} has shape {ds.shape}, "
+                             f"the options file implies {tuple(shape)}")
 
 
 def write_elmo_weights(path: Path, bilm) -> None:
@@ -284,10 +291,10 @@ def read_elmo_weights(path: Path, bilm) -> None:
     import torch
 
     expected = elmo_shapes(bilm)
-    check_elmo_datasets(path, expected)  # before any data is read
     loaded: Dict[str, np.ndarray] = {}
     try:
         with h5py.File(path, "r") as fin:
+            _check_datasets(fin, path, expected)  # every dataset, before any data is read
             for name, shape in expected.items():
                 array = np.asarray(fin[name][...], dtype=np.float32)
                 if array.shape != shape:

@@ -357,19 +357,16 @@ class Scorer:
         return results
 
 
-def build_bilm(options: dict, path: Union[str, Path] = files.OPTIONS,
-               weights: Union[str, Path, None] = None) -> ElmoBiLm:
-    """`path`: the options file, for the message. With `weights` (the HDF5 file the biLM will load), the
-    options' sizes are first checked against what that file holds (check_bilm_size)."""
-    if weights is not None:
-        check_bilm_size(options, path, weights)
+def build_bilm(options: dict, path: Union[str, Path] = files.OPTIONS) -> ElmoBiLm:
+    """`path`: the options file, for the message. Options read from a model folder go through
+    check_bilm_weights first: building allocates whatever sizes they ask for."""
     try:
         return ElmoBiLm(options)
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         raise ModelError(f"{path}: ELMo options do not describe a model ({files.describe(exc)})") from None
 
 
-def check_bilm_size(options: dict, path: Union[str, Path], weights: Union[str, Path]) -> None:
+def check_bilm_weights(options: dict, path: Union[str, Path], weights: Union[str, Path]) -> None:
     """ModelError unless the weights file holds, as plain numeric datasets of the right shapes, what the
     options describe. Sizes come from a file: "lstm.dim": 2**24 would allocate petabytes before
     read_elmo_weights could compare shapes, so the module is built on the meta device (shapes, no
@@ -427,7 +424,7 @@ def load_head(directory: Path, card: dict, options: Optional[dict] = None) -> He
         check_head_fits(card_path, config, options)
     state = files.read_head(path)  # its tensors are as large as the file, no larger
     try:
-        # the card's sizes against the file's before the head is built (see build_bilm)
+        # the card's sizes against the file's before the head is built (see check_bilm_weights)
         with torch.device("meta"):
             wanted = sum(p.numel() for p in Head(config).parameters())
         held = sum(t.numel() for t in state.values())
@@ -455,7 +452,7 @@ def load_model(path: Union[str, Path, None] = None, backend: str = "native", ver
     card = files.read_card(directory, verify=verify)
     options = files.read_options(directory / files.OPTIONS)
     head = load_head(directory, card, options)
-    check_bilm_size(options, directory / files.OPTIONS, directory / files.WEIGHTS)
+    check_bilm_weights(options, directory / files.OPTIONS, directory / files.WEIGHTS)
     if backend == "native":
         bilm = build_bilm(options, directory / files.OPTIONS)
         files.read_elmo_weights(directory / files.WEIGHTS, bilm)

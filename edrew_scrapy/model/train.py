@@ -19,7 +19,7 @@ import torch
 from ..page import Page
 from .elmo import ElmoBiLm, default_options
 from .features import N_FEATURES
-from .files import write_card
+from .files import is_positive_int, write_card
 from .head import Head, head_config
 from .head_training import NODE_WEIGHTS, encode_pages, predict, to_device, train_head
 from .pretrain import pretrain_bilm, sequences_from_html, sequences_from_pages
@@ -152,7 +152,7 @@ def check_config(config: TrainConfig) -> None:
         raise ValueError(f"--node-weights must be one of {', '.join(NODE_WEIGHTS)}, got {config.node_weights!r}")
     for name in ("node_dim", "context_dim"):
         value = getattr(config, name)
-        if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 1024):
+        if not (is_positive_int(value) and value <= 1024):
             raise ValueError(f"--{name.replace('_', '-')} must be 1..1024, got {value!r}")
     bad = [v for v in config.variants if v not in VARIANTS]
     if bad or not config.variants:
@@ -357,12 +357,13 @@ def reuse_bilm(directory: Path) -> Tuple[dict, ElmoBiLm, dict]:
     """(options, biLM, pre-training record) of an existing model folder; its files are checked against its
     card (sha256) as when the model is loaded for scoring."""
     from . import files
-    from .scorer import build_bilm
+    from .scorer import build_bilm, check_bilm_weights
 
     try:
         card = files.read_card(directory)
         options = files.read_options(directory / files.OPTIONS)
-        bilm = build_bilm(options, directory / files.OPTIONS, directory / files.WEIGHTS)
+        check_bilm_weights(options, directory / files.OPTIONS, directory / files.WEIGHTS)
+        bilm = build_bilm(options, directory / files.OPTIONS)
         files.read_elmo_weights(directory / files.WEIGHTS, bilm)
     except files.ModelError as exc:
         raise ValueError(f"cannot reuse the biLM: {exc}") from None
