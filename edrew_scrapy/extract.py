@@ -14,6 +14,7 @@ import numpy as np
 from .declared import declared_kinds
 from .page import Page
 from .tokens import retps_shape
+from .words import count_words
 
 __all__ = ["FALLBACK_SHARE", "FORM_CONTROL_TAGS", "PAGE_BEST_SHARE", "SCREEN_READER_CLASSES", "Extraction",
            "ExtractedNode", "extract", "for_screen_readers_only", "in_customer_reviews", "in_form_control",
@@ -41,7 +42,8 @@ MAIN_REGION_SHARE = 0.7
 
 
 def main_region(nodes: Sequence, keep: Sequence[bool], share: float) -> Optional[str]:
-    """The path of the deepest element whose subtree holds at least `share` of the kept words.
+    """The path of the deepest element whose subtree holds at least `share` of the kept words
+    (words.count_words: a Chinese or Japanese paragraph counts as many words as it holds, not one).
 
     With share > 0.5 the elements that qualify lie on one chain from the root, so the deepest is
     unique. Nodes whose path has the document-order form of very deep elements ("(//div)[7]/...")
@@ -51,7 +53,7 @@ def main_region(nodes: Sequence, keep: Sequence[bool], share: float) -> Optional
     total = 0
     for node, kept in zip(nodes, keep):
         if kept and node.path.startswith("/"):
-            n = len(node.content.split())
+            n = count_words(node.content)
             words[node.path] += n
             total += n
     if total == 0:

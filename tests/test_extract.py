@@ -144,6 +144,17 @@ def test_main_region_is_the_deepest_element_holding_the_share():
     assert main_region(page.nodes, [False] * len(page.nodes), 0.7) is None
 
 
+def test_main_region_counts_the_words_of_chinese_text():
+    # one Chinese paragraph of 34 characters (17 words: words.split_words) against two links of three
+    # words: split on spaces the paragraph was one word and the links' box was the region
+    from edrew_scrapy.extract import main_region
+
+    page = _serialized("<body><div id=a><p>" + "河畔市议会周二晚上以九票对四票通过决议" + "将沿码头路全线修建一条自行车道</p></div>"
+                       "<div id=b><a href=/1>one two three</a><a href=/2>four five six</a></div></body>")
+    region = main_region(page.nodes, [True] * len(page.nodes), 0.7)
+    assert region == next(n.path for n in page.nodes if n.content.startswith("河畔"))
+
+
 def test_relevant_mask_keeps_only_the_main_region_when_asked():
     from edrew_scrapy.extract import is_relevant, relevant_mask
 

@@ -17,6 +17,10 @@ PAGES = [
     "plain text only, no tags at all.",
     "<p>one</p>",
     "<div><p></p><p>   </p></div>",
+    # Chinese and Japanese: words counted in pieces (words.py), their own punctuation and sentence ends
+    "<p>河畔市议会周二晚上以九票对四票通过决议，将沿码头路全线修建。</p><p>记者 王美玲 · 2026年3月3日</p>"
+    "<p>通り沿いの駐車スペース１０６台分のうち４２台分が廃止される。</p><p>「引用」</p><p>\U00020000\U00020001 astral</p>"
+    "<p>Go to Site 前往中文网站</p><p>English only, as before？</p>",
     '<script type="application/ld+json">{"@type": "Product"}</script><meta property="og:type" content="article">'
     "<p>A kettle.</p><p>Five stars, says a reviewer.</p>",
 ]
@@ -69,6 +73,16 @@ def test_declared_kind_features_are_the_same_for_every_node():
     np.testing.assert_array_equal(feats[:, 16:20], np.tile([1.0, 1.0, 0.0, 0.0], (len(page.nodes), 1)))
     assert not page_features(serialize(PAGES[2]))[:, 16:20].any()
     np.testing.assert_array_equal(page_features(page, 16), feats[:, :16])  # models trained before them
+
+
+def test_chinese_text_counts_its_words_and_ends_its_sentences():
+    import math
+
+    page = serialize("<p>河畔市议会周二晚上以九票对四票通过决议。</p><p>one two three</p>")
+    feats = page_features(page)
+    assert feats[0, 1] == pytest.approx(math.log1p(11) / 6.0)  # 19 characters in 10 pieces, and "。"
+    assert feats[0, 11] == 1.0 and feats[1, 11] == 0.0     # ends_sentence: "。" ends a sentence
+    assert feats[0, 3] == pytest.approx(1 / 20)             # punct_ratio: "。" is punctuation
 
 
 def test_word_counts_follow_str_split_on_every_kind_of_space():

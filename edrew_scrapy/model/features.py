@@ -10,6 +10,7 @@ import numpy as np
 from ..declared import declared_kinds
 from ..page import Node, Page
 from ..tokens import retps_shape
+from ..words import UNSPACED, count_words, split_words
 
 EMPTY_TOKEN = "<#EMPTY>"   # stands for a node without reTPS tokens, so that every sequence has one
 MAX_RETPS_TOKENS = 32      # the serializer keeps ~20; more would only be hostile input
@@ -20,8 +21,10 @@ MAX_WORD_CHARS = 20        # longer words are cut: the CNN sees their start, the
 _LETTER = re.compile(r"[^\W\d_]")
 _UPPER = re.compile(r"[A-ZÀ-ÖØ-ÞΑ-ΩА-Я]")
 _DIGIT = re.compile(r"\d")
-_PUNCT = re.compile(r"[.,;:!?\"'()\[\]{}\-–—/\\|…«»“”‘’]")
-_SENTENCE_END = frozenset(".!?:…\"”’)")
+# with the ideographic and fullwidth marks Chinese and Japanese text uses in their place (、。，．：；！？
+# brackets and quotes, the middle dot, the wave dash): words.py
+_PUNCT = re.compile(r"[.,;:!?\"'()\[\]{}\-–—/\\|…«»“”‘’、。，．：；！？「」『』（）【】〔〕《》〈〉・～〜]")
+_SENTENCE_END = frozenset(".!?:…\"”’)。．！？：」』）")
 
 FEATURE_NAMES = (
     "log_chars", "log_words", "link_density", "punct_ratio", "digit_ratio", "upper_ratio",
@@ -50,8 +53,9 @@ def retps_tokens(node: Node) -> List[str]:
 
 
 def text_words(content: str) -> List[str]:
-    """The node's first words (whitespace split, cut to MAX_WORD_CHARS); at least one token."""
-    words = [w[:MAX_WORD_CHARS] for w in content.split(None, TEXT_WORDS)[:TEXT_WORDS]]
+    """The node's first words (words.split_words: whitespace, and pieces of Chinese or Japanese text),
+    cut to MAX_WORD_CHARS; at least one token."""
+    words = [w[:MAX_WORD_CHARS] for w in split_words(content, TEXT_WORDS)]
     return words if words else [EMPTY_TOKEN]
 
 
@@ -62,7 +66,7 @@ def node_features(node: Node, page: Page) -> List[float]:
     upper = len(_UPPER.findall(text))
     digits = len(_DIGIT.findall(text))
     punct = len(_PUNCT.findall(text))
-    words = len(text.split())
+    words = count_words(text)
     denom = max(n, 1)
     count_tags = max(page.count_tags, 1)
     n_nodes = max(len(page.nodes), 1)
@@ -87,10 +91,10 @@ def node_features(node: Node, page: Page) -> List[float]:
     ] + [1.0 if kind else 0.0 for kind in declared_kinds(page.declared)]
 
 
-_LETTER_BIT, _UPPER_BIT, _DIGIT_BIT, _PUNCT_BIT, _SPACE_BIT = 1, 2, 4, 8, 16
+_LETTER_BIT, _UPPER_BIT, _DIGIT_BIT, _PUNCT_BIT, _SPACE_BIT, _UNSPACED_BIT = 1, 2, 4, 8, 16, 32
 # \s matches exactly the characters str.isspace() accepts, which are those str.split() splits on
 _CLASSES = ((_LETTER, _LETTER_BIT), (_UPPER, _UPPER_BIT), (_DIGIT, _DIGIT_BIT), (_PUNCT, _PUNCT_BIT),
-            (re.compile(r"\s"), _SPACE_BIT))
+            (re.compile(r"\s"), _SPACE_BIT), (UNSPACED, _UNSPACED_BIT))
 _BMP = 0x10000
 _table: "np.ndarray | None" = None
 
@@ -100,7 +104,7 @@ def _class_bits(text: str) -> int:
 
 
 def _class_table() -> np.ndarray:
-    """Per code point of the BMP, which of the four counted classes it is in (built from the regexes
+    """Per code point of the BMP, which of the counted classes it is in (built from the regexes
     themselves, once, so the vectorised counts are exactly those of node_features)."""
     global _table
     if _table is None:
@@ -146,6 +150,11 @@ def page_features(page: Page, n_features: int = N_FEATURES) -> np.ndarray:
     after_space = np.concatenate(([True], space[:-1]))
     after_space[starts[starts < len(space)]] = True
     words = count(~space & after_space)
+    # text in a script written without spaces: counted word by word as node_features does (rare, so in Python)
+    unspaced = (bits & _UNSPACED_BIT) != 0
+    if unspaced.any():
+        for i in np.flatnonzero(count(unspaced)).tolist():
+            words[i] = count_words(texts[i])
     n = np.asarray(lengths, dtype=np.float64)
     denom = np.maximum(n, 1.0)
     count_tags = max(page.count_tags, 1)

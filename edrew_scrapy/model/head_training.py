@@ -18,6 +18,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ..page import Page
+from ..words import count_words
 from .elmo import ElmoBiLm, char_tensor, pool_sequences
 from .features import N_FEATURES, page_features, retps_tokens, text_words
 from .head import Head
@@ -121,7 +122,7 @@ def encode_pages(bilm: ElmoBiLm, pages: Sequence[Page], labels: Sequence[Sequenc
             "nwords": torch.tensor([len(ws) for ws in lists], dtype=torch.float32),
             "feats": torch.from_numpy(feats if len(at) == len(page.nodes) else feats[at]),
             "y": torch.tensor([y[i] for i in at], dtype=torch.float32),
-            "w": _node_weights([len(n.content.split()) for n in nodes], node_weights),
+            "w": _node_weights([count_words(n.content) for n in nodes], node_weights),
             "at": torch.tensor(at, dtype=torch.long),
             "n": len(page.nodes),
         })
