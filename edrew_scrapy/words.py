@@ -5,7 +5,7 @@ main region's word shares, the head's loss weights) splits text here. Chinese an
 spaces between words, so `str.split` returns a whole paragraph as one "word": the model then read a
 paragraph as a one-word label, scored the body of a Chinese or Japanese article 0.37-0.47 where the
 same article in English scores 0.87-0.96, and kept its share buttons and related links beside it
-(docs/method-choices.md, "Text without spaces"). Here a run of Han or kana characters is cut into
+(docs/method-choices.md, "Text without spaces between words"). Here a run of Han or kana characters is cut into
 pieces of UNSPACED_WORD_CHARS characters, close to the length of a word in both languages, without a
 dictionary. Text without such characters splits exactly as `str.split` does, so nothing changes for
 the scripts the shipped models were trained on.
@@ -21,15 +21,16 @@ __all__ = ["UNSPACED", "UNSPACED_WORD_CHARS", "count_words", "has_unspaced", "sp
 
 # Han (CJK unified ideographs, extension A, compatibility ideographs, the astral extensions B-I), the
 # ideographic iteration marks, hiragana, katakana (and its phonetic extensions, halfwidth forms). Hangul
-# is not here: Korean puts spaces between words. Thai, Lao, Khmer and Myanmar are written without spaces
-# too, but their words are longer and we had no page in them to check a piece length against: left out.
+# is not here: Korean puts spaces between words. Thai, Lao, Khmer and Myanmar leave words unspaced too,
+# but put spaces between phrases: the demo article in Thai keeps the English page's nodes without
+# pieces (tests/fixtures/translated), so they are left as they are.
 UNSPACED = re.compile(
     "[\u3005-\u3007\u3021-\u3029\u3031-\u3035\u303b\u303c\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf"
     "\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]")
 _RUNS = re.compile(UNSPACED.pattern + "+")
 # Chinese words average about 1.5-2 characters in running text, Japanese ones (with their kana
-# endings) a little more: two characters a piece. On the translated demo article (tests/fixtures)
-# 2 gave the English page's nodes in Japanese, 1 and 3 kept two nodes more (docs/method-choices.md).
+# endings) a little more: two characters a piece. Pieces of 1, 3 or 4 keep the same nodes of the
+# translated demo article (docs/method-choices.md, "Text without spaces between words").
 UNSPACED_WORD_CHARS = 2
 
 
