@@ -1,0 +1,39 @@
+"""The evaluation scripts that need no dataset: what their pieces do (scripts/ is not a package)."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_markup_transforms_change_only_what_they_name():
+    t = _script("markup_robustness").TRANSFORMS
+    html = (b"<article class='post main' id=top><nav class=\"menu\"><a href=/ class=menu>Home</a></nav>"
+            b"<p class=\"post\">Text <param name=x></p><section><P>More</P></section><header>H</header></article>")
+    assert t["none"](html) == html
+    hashed = t["classes"](html)
+    assert b"post" not in hashed and b"menu" not in hashed and b"id=top" in hashed
+    # the same name gets the same hash wherever it is: a page's template still repeats
+    assert hashed.count(t["classes"](b' class="post"')[len(b' class="'):-1]) == 2
+    assert b"top" not in t["classes-ids"](html) and b"href=/" in t["classes-ids"](html)
+    assert t["p-div"](html).count(b"<div") == 2 and b"<param" in t["p-div"](html)
+    landmarks = t["landmarks-div"](html)
+    assert not any(tag in landmarks for tag in (b"<article", b"<nav", b"<section", b"<header", b"</article"))
+    assert b"<p class" in landmarks
+
+
+def test_translated_pages_prints_a_row_per_language(capsys):
+    assert _script("translated_pages").main([]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    langs = [r.split()[1] for r in rows[1:]]
+    assert sorted(langs) == ["ar", "de", "en", "ja", "ko", "pt", "ru", "th", "zh"]
+    # every version keeps as many of the English page's nodes as it keeps, and misses none
+    assert all(r.split()[2] == r.split()[3] and r.split()[4] == "0" for r in rows[1:])
