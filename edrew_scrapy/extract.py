@@ -26,8 +26,8 @@ def is_relevant(node, score: float, threshold: float) -> bool:
     """The decision for one node: its score reaches the threshold and it is not in boilerplate markup.
 
     Node.boilerplate marks text inside dialog boxes (consent banners, terms of service, sign-up boxes that
-    sit closed in the HTML: a WCXB product page held a whole terms of service), <nav> and page-level
-    <footer>. The reTPS is cut at 20 tokens, so the model rarely sees these ancestors; dropping their
+    sit closed in the HTML: a WCXB product page held a whole terms of service), <nav>, <aside> and
+    page-level <footer>, or an element with their ARIA role (navigation, complementary, contentinfo). The reTPS is cut at 20 tokens, so the model rarely sees these ancestors; dropping their
     text raised cross-validated word-F1 on every page type (docs/evaluation.md).
     """
     return score >= threshold and not node.boilerplate

@@ -238,6 +238,19 @@ def test_aside_is_boilerplate_inside_an_article_too():
     assert kinds == {"Story.": "", "Pull quote": "aside", "Most read": "aside", "Other story": "aside"}
 
 
+def test_aria_landmark_roles_are_the_same_boilerplate_as_their_tags():
+    page = serialize("<body><div role='navigation'><a href='/'>Home</a></div>"
+                     "<div role='main'><div class='post'><p>Story.</p>"
+                     "<div role='complementary'><p>Pull quote</p></div></div></div>"
+                     "<div ROLE='region contentinfo'><p>Copyright 2026</p></div>"
+                     "<main><div role=contentinfo><p>By Ann</p></div></main>"
+                     "<div role='navigationx'><p>Not a landmark</p></div></body>")
+    kinds = {n.content: n.boilerplate for n in page.nodes}
+    # role=contentinfo inside <main> is the article's own, as a <footer> there is
+    assert kinds == {"Home": "nav", "Story.": "", "Pull quote": "aside", "Copyright 2026": "footer",
+                     "By Ann": "", "Not a landmark": ""}
+
+
 def test_token_order_within_an_element_reversed():
     # written order <tag><id><classes><properties>; the reTPS reverses it
     t = toks(node('<div id="i" class="c1 c2" data-k="v">t</div>', "t"))
