@@ -27,8 +27,9 @@ def is_relevant(node, score: float, threshold: float) -> bool:
 
     Node.boilerplate marks text inside dialog boxes (consent banners, terms of service, sign-up boxes that
     sit closed in the HTML: a WCXB product page held a whole terms of service), <nav>, <aside> and
-    page-level <footer>, or an element with their ARIA role (navigation, complementary, contentinfo). The reTPS is cut at 20 tokens, so the model rarely sees these ancestors; dropping their
-    text raised cross-validated word-F1 on every page type (docs/evaluation.md).
+    page-level <footer>, or an element with their ARIA role (navigation, complementary, contentinfo). The
+    reTPS is cut at 20 tokens, so the model rarely sees these ancestors; dropping their text raised
+    cross-validated word-F1 on every page type (docs/evaluation.md).
     """
     return score >= threshold and not node.boilerplate
 

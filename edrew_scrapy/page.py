@@ -20,8 +20,9 @@ class Node:
     path: str                  # XPath that locates the element (document-order form when very deep)
     attrs: Dict[str, str] = field(default_factory=dict)
     hidden: bool = False       # display:none / visibility:hidden / hidden attribute, here or above
-    # "dialog" (role=dialog|alertdialog, aria-modal=true, <dialog>), "nav" (<nav>), "footer" (a <footer>
-    # outside <article>/<main>) or "aside" (<aside>): the outermost such container, here or above; "" for none
+    # "dialog" (role=dialog|alertdialog, aria-modal=true, <dialog>), "nav" (<nav>, role=navigation),
+    # "footer" (a <footer> or role=contentinfo outside <article>/<main> and their roles) or "aside" (<aside>,
+    # role=complementary): the outermost such container, here or above; "" for none
     boilerplate: str = ""
     images: List[str] = field(default_factory=list)  # absolute URLs of <img> inside the element
     depth: int = 0             # nesting depth in the element tree

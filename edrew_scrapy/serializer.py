@@ -396,12 +396,18 @@ class _Builder:
             if not boilerplate and ("dialog" in low or "modal" in low):
                 if _is_dialog(attrs if attrs is not None else parse_attributes(raw_attrs)):
                     boilerplate = "dialog"
-            if not boilerplate and ("navigation" in low or "contentinfo" in low or "complementary" in low):
+            if "role" in low and any(word in low for word in _ARIA_WORDS):  # cheap pre-checks, as above
                 if attrs is None:
                     attrs = parse_attributes(raw_attrs)
-                boilerplate = _aria_landmark(attrs)
-                if boilerplate == "footer" and in_main:
-                    boilerplate = ""  # as for <footer>: an article's own
+                role = _aria_role(attrs)
+                if role == "main" or role == "article":
+                    in_main = True
+                    if boilerplate == "footer":
+                        boilerplate = ""
+                elif not boilerplate:
+                    boilerplate = _ARIA_BOILERPLATE.get(role, "")
+                    if boilerplate == "footer" and in_main:
+                        boilerplate = ""  # as for <footer>: an article's own
         counts = parent.child_counts
         if counts is None:
             counts = parent.child_counts = {}
@@ -486,15 +492,26 @@ _BOILERPLATE_TAGS = {"dialog": "dialog", "nav": "nav", "footer": "footer", "asid
 # served they changed word-F1 by +0.0001 (most such elements are <nav>, <footer> or <aside> already);
 # with every HTML5 landmark written as <div> they won back 0.003 of the 0.009 lost (docs/evaluation.md,
 # "Markup the model never saw").
+# role="main" and "article" are <main> and <article> for the footer exception.
 _ARIA_BOILERPLATE = {"navigation": "nav", "contentinfo": "footer", "complementary": "aside"}
+_ARIA_WORDS = ("navigation", "contentinfo", "complementary", "main", "article")
+# WAI-ARIA 1.2's concrete roles (and 1.3's image, comment, suggestion): an element's role is the first
+# token of its role attribute that names one, as browsers read it ("region contentinfo" is a region).
+_ARIA_ROLES = frozenset("""
+    alert alertdialog application article banner blockquote button caption cell checkbox code columnheader
+    combobox comment complementary contentinfo definition deletion dialog directory document emphasis feed
+    figure form generic grid gridcell group heading image img insertion link list listbox listitem log main
+    mark marquee math menu menubar menuitem menuitemcheckbox menuitemradio meter navigation none note option
+    paragraph presentation progressbar radio radiogroup region row rowgroup rowheader scrollbar search
+    searchbox separator slider spinbutton status strong subscript suggestion superscript switch tab table
+    tablist tabpanel term textbox time timer toolbar tooltip tree treegrid treeitem""".split())
 
 
-def _aria_landmark(attrs: dict) -> str:
-    """"nav", "footer" or "aside" for an element whose role is one of their ARIA landmark roles, else ""."""
-    for role in (attrs.get("role") or "").lower().split():
-        got = _ARIA_BOILERPLATE.get(role)
-        if got:
-            return got
+def _aria_role(attrs: dict) -> str:
+    """The element's ARIA role (lower case), "" when its role attribute names none."""
+    for token in (attrs.get("role") or "").lower().split():
+        if token in _ARIA_ROLES:
+            return token
     return ""
 
 

@@ -31,8 +31,11 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-_CLASS = re.compile(rb"""(\sclass\s*=\s*)("[^"]*"|'[^']*'|[^\s>]+)""", re.I)
-_CLASS_ID = re.compile(rb"""(\s(?:class|id)\s*=\s*)("[^"]*"|'[^']*'|[^\s>]+)""", re.I)
+# attributes are rewritten only inside start tags (_START_TAG), not in text such as a code sample
+# that shows "&lt;div class=...&gt;"
+_START_TAG = re.compile(rb"<[A-Za-z][^<>]*>")
+_CLASS = re.compile(rb"""(\sclass\s*=\s*)("[^"]*"|'[^']*'|[^\s>"']+)""", re.I)
+_CLASS_ID = re.compile(rb"""(\s(?:class|id)\s*=\s*)("[^"]*"|'[^']*'|[^\s>"']+)""", re.I)
 _P = re.compile(rb"<(/?)p(?=[\s>/])", re.I)
 _LANDMARKS = re.compile(rb"<(/?)(?:article|main|nav|aside|footer|header|section)(?=[\s>/])", re.I)
 
@@ -45,10 +48,14 @@ def _hashed(match: re.Match) -> bytes:
     return match.group(1) + quote + names + quote
 
 
+def _in_start_tags(attribute: re.Pattern):
+    return lambda html: _START_TAG.sub(lambda tag: attribute.sub(_hashed, tag.group()), html)
+
+
 TRANSFORMS = {
     "none": lambda html: html,
-    "classes": lambda html: _CLASS.sub(_hashed, html),
-    "classes-ids": lambda html: _CLASS_ID.sub(_hashed, html),
+    "classes": _in_start_tags(_CLASS),
+    "classes-ids": _in_start_tags(_CLASS_ID),
     "p-div": lambda html: _P.sub(rb"<\1div", html),
     "landmarks-div": lambda html: _LANDMARKS.sub(rb"<\1div", html),
 }

@@ -240,15 +240,19 @@ def test_aside_is_boilerplate_inside_an_article_too():
 
 def test_aria_landmark_roles_are_the_same_boilerplate_as_their_tags():
     page = serialize("<body><div role='navigation'><a href='/'>Home</a></div>"
-                     "<div role='main'><div class='post'><p>Story.</p>"
+                     "<div class='main'><div class='post'><p>Story.</p>"
                      "<div role='complementary'><p>Pull quote</p></div></div></div>"
-                     "<div ROLE='region contentinfo'><p>Copyright 2026</p></div>"
+                     "<div ROLE=' xyz  contentinfo '><p>Copyright 2026</p></div>"
                      "<main><div role=contentinfo><p>By Ann</p></div></main>"
+                     "<div role='main'><div role=contentinfo><p>By Bo</p></div></div>"
+                     "<div role='article'><footer><p>By Cy</p></footer></div>"
+                     "<div role='region contentinfo'><p>A region</p></div>"
                      "<div role='navigationx'><p>Not a landmark</p></div></body>")
     kinds = {n.content: n.boilerplate for n in page.nodes}
-    # role=contentinfo inside <main> is the article's own, as a <footer> there is
+    # a footer inside <main>, role=main or role=article is the article's own, as a <footer> there is; an
+    # element's role is the first token that names a role ("region contentinfo" is a region)
     assert kinds == {"Home": "nav", "Story.": "", "Pull quote": "aside", "Copyright 2026": "footer",
-                     "By Ann": "", "Not a landmark": ""}
+                     "By Ann": "", "By Bo": "", "By Cy": "", "A region": "", "Not a landmark": ""}
 
 
 def test_token_order_within_an_element_reversed():
