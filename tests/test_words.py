@@ -33,8 +33,13 @@ def test_chinese_and_japanese_runs_are_cut_into_pieces():
     assert split_words("2026年3月3日") == ["2026", "年", "3", "月", "3", "日"]
     assert split_words("对Linux Foundation培训") == ["对", "Linux", "Foundation", "培训"]
     assert split_words("駐車スペース１０６台分。") == ["駐車", "スペ", "ース", "１０６", "台分", "。"]
-    # astral ideographs (extension B) count as Han
-    assert split_words("\U00020000\U00020001\U00020002") == ["\U00020000\U00020001", "\U00020002"]
+    # astral ideographs (extensions B to H) count as Han
+    assert split_words("\U00020000\U00020001\U00031350") == ["\U00020000\U00020001", "\U00031350"]
+    # a variation selector stays with the character it qualifies (an ideographic variant of a name)
+    assert split_words("葛\U000E0100飾区") == ["葛\U000E0100飾", "区"]
+    assert split_words("a\ufe0f 中") == ["a\ufe0f", "中"]
+    # the first words of a long space-free text, without cutting up the rest
+    assert split_words("中a" * 100_000, 3) == ["中", "a", "中"]
 
 
 @pytest.mark.parametrize("text", ["河畔市议会周二晚上以九票对四票通过决议，将沿码头路全线修建。", "Go to Site 前往中文网站",
