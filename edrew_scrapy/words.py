@@ -7,8 +7,8 @@ paragraph as a one-word label, scored the body of a Chinese or Japanese article 
 same article in English scores 0.87-0.96, and kept its share buttons and related links beside it
 (docs/method-choices.md, "Text without spaces between words"). Here a run of Han or kana characters
 is cut into pieces of UNSPACED_WORD_CHARS characters, close to the length of a word in both languages,
-without a dictionary. Text without such characters splits exactly as `str.split` does, so nothing changes for
-the scripts the shipped models were trained on.
+without a dictionary. Text without such characters splits exactly as `str.split` does, so nothing
+changes for the scripts the shipped models were trained on.
 
 Pure: no Scrapy, no torch.
 """
