@@ -79,3 +79,18 @@ def test_a_translated_article_keeps_the_nodes_of_the_english_one(default_model, 
     # Chinese and Japanese read as a one-word label per paragraph: the body scored 0.35-0.47 and the share
     # bar and related links were kept beside it (docs/method-choices.md, "Text without spaces between words")
     assert min(n.score for n in result.nodes) > (0.5 if language == "th" else 0.7)
+
+
+@pytest.mark.parametrize("language,codec,label", [("zh", "gb18030", "gb2312"), ("ja", "shift_jis", "Shift_JIS"),
+                                                  ("ja", "euc_jp", "EUC-JP"), ("ko", "euc_kr", "euc-kr"),
+                                                  ("ru", "cp1251", "windows-1251"), ("th", "tis_620", "tis-620")])
+def test_a_translated_article_in_a_legacy_encoding_it_declares_keeps_the_same_nodes(default_model, language,
+                                                                                    codec, label):
+    from edrew_scrapy.extract import extract
+
+    page = TRANSLATED / f"council-bike-lanes.{language}.html"
+    utf8, _ = _kept_paths(page, default_model)
+    legacy = page.read_text("utf-8").replace('<meta charset="utf-8">', f'<meta charset="{label}">')
+    [result] = extract([legacy.encode(codec)], scorer=default_model)
+    assert [n.path for n in result.nodes] == utf8
+    assert result.nodes[0].content == extract([page.read_bytes()], scorer=default_model)[0].nodes[0].content
