@@ -1,8 +1,9 @@
 """Does a model read the demo article in other languages as it reads the English one?
 
-WCXB, which the shipped default model was trained on, is English. `tests/fixtures/translated` holds the
-demo's council article translated by hand into eight languages with the markup unchanged, so a model
-that reads structure and text alike should keep the same nodes of every version.
+WCXB, which the shipped default model was trained on, is English. `tests/fixtures/translated` holds
+tables that translate the demo's council article by hand into eight languages with the markup unchanged
+(`tests/_translated.py` builds the pages), so a model that reads structure and text alike should keep
+the same nodes of every version.
 
     python scripts/translated_pages.py [--model default] [--model /tmp/runs/other]
 
@@ -16,9 +17,9 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-ENGLISH = ROOT / "demo/site/news/council-approves-riverside-bike-lanes.html"
-TRANSLATED = ROOT / "tests/fixtures/translated"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from _translated import ENGLISH, LANGUAGES, translated_html  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -34,7 +35,7 @@ def main(argv=None) -> int:
     from edrew_scrapy.model.scorer import load_model
 
     torch.set_num_threads(1)
-    pages = [("en", ENGLISH)] + [(p.name.split(".")[-2], p) for p in sorted(TRANSLATED.glob("*.html"))]
+    pages = [("en", ENGLISH.read_bytes())] + [(code, translated_html(code).encode("utf-8")) for code in LANGUAGES]
     print(f"{'model':12s} {'lang':4s} {'kept':>4s} {'as en':>5s} {'missing':>7s} {'shared scores':>13s}  extra nodes")
     for name in args.model or ["default"]:
         try:
@@ -44,8 +45,8 @@ def main(argv=None) -> int:
             return 2
         [english] = extract([ENGLISH.read_bytes()], scorer=scorer)
         reference = {n.path for n in english.nodes}
-        for lang, path in pages:
-            [result] = extract([path.read_bytes()], scorer=scorer)
+        for lang, html in pages:
+            [result] = extract([html], scorer=scorer)
             shared = [n.score for n in result.nodes if n.path in reference]
             extra = [n.content[:16] for n in result.nodes if n.path not in reference]
             missing = len(reference - {n.path for n in result.nodes})
