@@ -75,19 +75,16 @@ def main(argv=None) -> int:
     if unknown or not args.wcxb:
         ap.error(f"unknown transform {', '.join(unknown)}" if unknown else "give --wcxb or set EDREW_WCXB")
 
-    import importlib
-
     import numpy as np
     import torch
     from tqdm import tqdm
 
     from edrew_scrapy.data import splits, wcxb
     from edrew_scrapy.evaluate import reference_text, word_f1
-    from edrew_scrapy.extract import override_region_share
+    from edrew_scrapy.extract import extract, override_region_share
     from edrew_scrapy.model.scorer import load_model
     from edrew_scrapy.serializer import serialize
 
-    extract = importlib.import_module("edrew_scrapy.extract").extract
     # one thread: two of these (or anything else) on two cores with torch's default of one thread per
     # core ran ten times slower
     torch.set_num_threads(1)

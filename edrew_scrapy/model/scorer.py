@@ -371,11 +371,8 @@ def check_bilm_weights(options: dict, path: Union[str, Path], weights: Union[str
     options describe. Sizes come from a file: "lstm.dim": 2**24 would allocate petabytes before
     read_elmo_weights could compare shapes, so the module is built on the meta device (shapes, no
     storage) and the file's metadata is checked against it (files.check_elmo_datasets)."""
-    try:
-        with torch.device("meta"):
-            shapes = files.elmo_shapes(ElmoBiLm(options))
-    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-        raise ModelError(f"{path}: ELMo options do not describe a model ({files.describe(exc)})") from None
+    with torch.device("meta"):
+        shapes = files.elmo_shapes(build_bilm(options, path))
     files.check_elmo_datasets(Path(weights), shapes)
 
 
