@@ -95,6 +95,19 @@ def test_match_values_ratio_rule_and_exact_only():
                         ValueMatchConfig(allow_contains=False))[0] == [0]
 
 
+def test_a_value_before_a_colon_heads_the_node():
+    # SWDE's booksamillion gives a title without its subtitle; its heading shows both. A value inside
+    # other text, or followed by a colon at a word's middle, is still not a match.
+    nodes = ["Eat, Pray, Love : One Woman's Search for Everything Across Italy, India and Indonesia (Paperback)",
+             "Fit to Be Tied: Making Marriage Last a Lifetime, a study guide for couples and groups",
+             "Readers of Eat, Pray, Love : One Woman's Search for Everything also bought these books",
+             "Eat, Pray, Loveless: a parody of the book", "Eat, Pray, Love :",
+             "What Difference Do It Make? : Stories of Hope and Healing (Hardcover)",
+             "Game Over (Audio Compact Disc - Unabridged)", "Game Over (the sequel) and three more books by the author"]
+    values = {"title": ["Eat, Pray, Love", "Fit to Be Tied", "What Difference Do It Make?", "Game Over"]}
+    assert match_values(nodes, values)[0] == [1, 1, 0, 0, 1, 1, 1, 0]
+
+
 def test_match_values_unescapes_and_ignores_null():
     labels, attrs = match_values(["Lantern & Sons", "<NULL>", "x"],
                                  {"publisher": ["Lantern &amp; Sons"], "date": ["<NULL>", ""]})

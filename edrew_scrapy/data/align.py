@@ -260,7 +260,10 @@ class ValueMatchConfig:
     or " ; " ("Value Books / 2008 / Paperback" carries a publisher and a date). Last, a value counts
     inside a run of label-value pairs, which is what `<b>Label:</b> value<br>` lists become once
     merged into one node: it follows "Label:" and ends the node or is followed by the next "Label:"
-    ("Vendor: Value Books Publication Date: 2008")."""
+    ("Vendor: Value Books Publication Date: 2008"). And a value that opens the node and is followed by
+    a colon and more words, or by one parenthesis to the end, is the node's head, as a title is before its
+    subtitle or format ("Eat, Pray, Love : One Woman's Search for Everything ... (Paperback)" and "Game Over
+    (Audio Compact Disc - Unabridged)" for the titles "Eat, Pray, Love" and "Game Over")."""
 
     allow_contains: bool = True
     min_ratio: float = 0.6
@@ -272,6 +275,10 @@ class ValueMatchConfig:
 _EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
 _FIELD_SEP = re.compile(r"\s+[/|\u00b7\u2022;]\s+")
 _WORDS = re.compile(r"\w+")
+# after a value that heads a node: its end mark (titles keep "!" and "?"), then a colon and a subtitle,
+# or one parenthesis to the end, which is a format ("(Audio Compact Disc - Unabridged)"); the node's
+# closing ")" is gone with its edge punctuation
+_AFTER_HEAD = re.compile(r"[!?.]?(?:\s?:\s+\w|\s\([^()]*\Z)")
 _NEXT_LABEL = re.compile(r"\s*(?:[\w-]+(?: [\w-]+){0,2}:|$)")
 # A year alone ("2010", SWDE's usual publication_date) is not the date of a node that holds a full date
 # with a day: "October 28, 2010" under a customer review is that review's date. Texts are case-folded.
@@ -329,7 +336,13 @@ def _matches(node: str, keys: Sequence[str], config: ValueMatchConfig) -> bool:
         if covered and (covered >= config.min_ratio * len(text)
                         or len(_WORDS.findall(rest)) <= config.max_extra_words):
             return True
-    return any(_labelled_field(node, k) for k in keys)
+    return any(_labelled_field(node, k) or _heads_node(node, k) for k in keys)
+
+
+def _heads_node(text: str, value: str) -> bool:
+    """`value` opens `text`, followed by a subtitle ("value : subtitle", "value? : subtitle") or by a
+    parenthesis that ends the node ("value (format)")."""
+    return text.startswith(value) and _AFTER_HEAD.match(text, len(value)) is not None
 
 
 def _find_value(text: str, value: str) -> int:
