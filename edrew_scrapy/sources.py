@@ -50,6 +50,8 @@ def read_source(source: str, timeout: float = 30.0) -> Tuple[bytes, Optional[str
     if source.startswith(("http://", "https://")):
         return _fetch(source, timeout)
     if source == "-":
+        if sys.stdin is None:  # started with stdin closed (`<&-`, some daemons)
+            raise SourceError("-: cannot read: standard input is closed")
         return _gunzip(_read_capped(sys.stdin.buffer, source), source), None, None
     path = Path(source)
     try:

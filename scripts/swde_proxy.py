@@ -53,9 +53,7 @@ def main(argv=None) -> int:
     from edrew_scrapy.serializer import serialize
 
     torch.set_num_threads(1)
-    from edrew_scrapy.model.scorer import DEFAULT_MODEL_DIR
-
-    models = {name: load_model(DEFAULT_MODEL_DIR if name == "default" else name) for name in (args.model or ["default"])}
+    models = {name: load_model(name) for name in (args.model or ["default"])}
     extractors = list(models) + ([] if args.no_trafilatura else ["trafilatura"])
     if not args.no_trafilatura:
         import trafilatura

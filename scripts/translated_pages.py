@@ -39,7 +39,7 @@ def main(argv=None) -> int:
     print(f"{'model':12s} {'lang':4s} {'kept':>4s} {'as en':>5s} {'missing':>7s} {'shared scores':>13s}  extra nodes")
     for name in args.model or ["default"]:
         try:
-            scorer = load_model(None if name == "default" else name)
+            scorer = load_model(name)
         except ModelError as exc:
             print(f"translated_pages: {exc}", file=sys.stderr)
             return 2

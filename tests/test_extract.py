@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -102,6 +103,13 @@ def test_cli_text_format(model_dir, tmp_path, capsys):
     assert main(["extract", str(good), str(missing), str(empty), "--model", str(model_dir), "--format", "text"]) == 1
     headers = [line for line in capsys.readouterr().out.splitlines() if line.startswith("# ")]
     assert headers == [f"# {good}", f"# {missing} (error: see stderr)", f"# {empty} (skipped: empty)"]
+
+
+def test_default_names_the_shipped_model_wherever_a_model_is_read():
+    from edrew_scrapy.model.scorer import DEFAULT_MODEL_DIR, model_directory
+
+    assert model_directory(None) == model_directory("default") == DEFAULT_MODEL_DIR
+    assert model_directory("./default") == Path("default")  # a folder of that name, written as a path
 
 
 def test_cli_bad_model_is_one_line(tmp_path, capsys):

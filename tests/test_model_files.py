@@ -83,6 +83,8 @@ def test_wrong_version_and_missing_files(tmp_path):
         load_model(tmp_path)
     with pytest.raises(ModelError, match="does not exist"):
         load_model(tmp_path / "nowhere")
+    with pytest.raises(ModelError, match="is a file, not a model directory"):
+        load_model(tmp_path / files.CARD)
     other = tmp_path / "other"
     tiny_model(other)
     (other / files.OPTIONS).unlink()

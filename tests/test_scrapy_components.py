@@ -69,6 +69,8 @@ def test_disabled_components_raise_not_configured():
     ("EDREW_THRESHOLD", "high", "EDREW_THRESHOLD must be a number, not 'high'"),
     ("EDREW_BATCH_PAGES", "eight", "EDREW_BATCH_PAGES must be a whole number"),
     ("EDREW_CACHE_MB", "1GB", "EDREW_CACHE_MB must be a number"),
+    ("EDREW_CACHE_MB", "nan", "EDREW_CACHE_MB must be a number >= 0"),
+    ("EDREW_CACHE_MB", "inf", "EDREW_CACHE_MB must be a number >= 0"),
     ("EDREW_WORKERS", "two", "EDREW_WORKERS"),
 ])
 def test_wrong_settings_fail_at_start(name, value, message):

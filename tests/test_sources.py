@@ -104,6 +104,12 @@ def test_inputs_over_the_limit_are_refused_not_cut(raw_server, tmp_path, monkeyp
         read_source(str(bomb))
 
 
+def test_a_closed_stdin_is_a_source_error(monkeypatch):
+    monkeypatch.setattr("sys.stdin", None)  # what Python sets when started with stdin closed
+    with pytest.raises(SourceError, match="standard input is closed"):
+        read_source("-")
+
+
 def test_gzip_on_stdin_and_in_several_members(tmp_path, monkeypatch):
     class Stdin:
         buffer = io.BytesIO(gzip.compress(PAGE[:20]) + gzip.compress(PAGE[20:]))

@@ -270,7 +270,7 @@ def _run(args: argparse.Namespace) -> int:
     check_dataset(args)
     extractors = {}
     if args.model:
-        scorer = _load_model(None if args.model == "default" else args.model, args.region_share)
+        scorer = _load_model(args.model, args.region_share)
         extractors["edrew"] = ev.scorer_extractor(scorer, args.threshold)
     extractors.update({n: fixed[n] for n in text_names})
     try:

@@ -84,9 +84,9 @@ def device_problem(name: str):
 def _model_dir(name):
     if not name:
         return None
-    from ..model.scorer import DEFAULT_MODEL_DIR
+    from ..model.scorer import model_directory
 
-    return DEFAULT_MODEL_DIR if name == "default" else Path(name)
+    return model_directory(name)
 
 
 def _check_pretrain_html(folder: str) -> None:

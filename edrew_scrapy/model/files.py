@@ -77,7 +77,8 @@ def read_card(directory: Path, verify: bool = True) -> dict:
     directory = Path(directory)
     path = directory / CARD
     if not directory.is_dir():
-        raise ModelError(f"{directory}: model directory does not exist")
+        raise ModelError(f"{directory}: " + ("is a file, not a model directory" if directory.exists()
+                                             else "model directory does not exist"))
     if not path.is_file():
         raise ModelError(f"{path}: model card is missing")
     try:

@@ -39,6 +39,15 @@ def _shipped_models_dir() -> Path:
 
 
 DEFAULT_MODEL_DIR = _shipped_models_dir() / "default"
+# what --model, EDREW_MODEL and load_model() read as the shipped model (write ./default for a folder of that name)
+DEFAULT_MODEL_NAME = "default"
+
+
+def model_directory(path: Union[str, Path, None]) -> Path:
+    """The model folder a name means: None or "default" is the shipped models/default, anything else a path."""
+    if path is None or (isinstance(path, str) and path == DEFAULT_MODEL_NAME):
+        return DEFAULT_MODEL_DIR
+    return Path(path)
 BACKENDS = ("native", "allennlp")
 
 
@@ -441,9 +450,9 @@ def load_head(directory: Path, card: dict, options: Optional[dict] = None) -> He
 
 def load_model(path: Union[str, Path, None] = None, backend: str = "native", verify: bool = True,
                cache_mb: Optional[float] = DEFAULT_CACHE_MB) -> Scorer:
-    """Load a model directory (None = the shipped models/default/) and return its Scorer. Its caches
-    hold at most `cache_mb` MiB together (None: only their entry limits bound them)."""
-    directory = Path(path) if path is not None else DEFAULT_MODEL_DIR
+    """Load a model directory (None or "default" = the shipped models/default/) and return its Scorer.
+    Its caches hold at most `cache_mb` MiB together (None: only their entry limits bound them)."""
+    directory = model_directory(path)
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
     card = files.read_card(directory, verify=verify)

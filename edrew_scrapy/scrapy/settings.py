@@ -6,6 +6,7 @@ enabled by hand without the add-on.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -122,6 +123,6 @@ def _cache_mb(mb: Optional[float]) -> Optional[float]:
     """EDREW_CACHE_MB as MiB; 0 (or None) is no byte limit: the caches' entry limits alone bound them."""
     if mb is None:
         return None
-    if mb < 0:
-        raise ValueError(f"EDREW_CACHE_MB must be >= 0, not {mb!r}")
+    if not math.isfinite(mb) or mb < 0:  # nan would pass `mb < 0` and fail later as a model error
+        raise ValueError(f"EDREW_CACHE_MB must be a number >= 0, not {mb!r}")
     return mb or None
