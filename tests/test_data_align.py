@@ -86,11 +86,14 @@ def test_match_values_equal_and_contains_rules():
 def test_match_values_ratio_rule_and_exact_only():
     from edrew_scrapy.data.align import ValueMatchConfig
 
-    nodes = ["The Overton Window: A Thriller by the famous author"]
-    values = {"title": ["The Overton Window: A Thriller"]}
-    # 30 of 51 characters (< 60%) and 4 extra words: not a match
-    assert match_values(nodes, values)[0] == [0]
-    assert match_values(nodes, values, ValueMatchConfig(min_ratio=0.5))[0] == [1]
+    nodes = ["by Glenn Beck and Kevin Balfe and Emily Bestler and Jack Henderson"]
+    values = {"author": ["Glenn Beck", "Kevin Balfe", "Emily Bestler", "Jack Henderson"]}
+    # four values, 48 of 64 characters (>= 60 %) although 4 other words remain
+    assert match_values(nodes, values)[0] == [1]
+    assert match_values(nodes, values, ValueMatchConfig(min_ratio=0.8))[0] == [0]
+    # one value inside a sentence is a mention, however much of the text it is
+    mention = ['Read all Questions/Answers for "Know Your Bible: All 66 Books Explained and Applied"']
+    assert match_values(mention, {"title": ["Know Your Bible: All 66 Books Explained and Applied"]})[0] == [0]
     assert match_values(["ISBN-13: 9780316125581"], {"isbn": ["9780316125581"]},
                         ValueMatchConfig(allow_contains=False))[0] == [0]
 

@@ -253,9 +253,11 @@ def _is_negative(tokens: Sequence[str], negatives: Sequence[str]) -> bool:
 @dataclass(frozen=True)
 class ValueMatchConfig:
     """The contains-rule. Besides equality, a node matches an attribute when it contains the
-    attribute's values (all of them that occur, as whole words) and either they make up at least
-    `min_ratio` of the node's characters or at most `max_extra_words` other words remain: a label
-    such as "ISBN-13: 9780316125581", or "by Fern Michaels and Laural Merlington" for two authors.
+    attribute's values (all of them that occur, as whole words) and at most `max_extra_words` other
+    words remain, or, for two or more values, they make up at least `min_ratio` of the node's
+    characters: a label such as "ISBN-13: 9780316125581", or "by Glenn Beck and Kevin Balfe and Emily
+    Bestler and Jack Henderson" for four authors. One value inside a longer sentence is a mention, not
+    the attribute: 'Read all Questions/Answers for "<title>"' (a link under every christianbook book).
     The same test runs on each field of a node whose text is a list separated by " / ", " | ", " · "
     or " ; " ("Value Books / 2008 / Paperback" carries a publisher and a date). Last, a value counts
     inside a run of label-value pairs, which is what `<b>Label:</b> value<br>` lists become once
@@ -326,14 +328,15 @@ def _matches(node: str, keys: Sequence[str], config: ValueMatchConfig) -> bool:
     for text in [node] + (fields if len(fields) > 1 else []):
         if text in keys:
             return True
-        rest, covered = text, 0
+        rest, covered, found = text, 0, 0
         for k in keys:  # longest first, so a value inside another value is not counted twice
             pos = _find_value(rest, k)
             while pos >= 0:
                 covered += len(k)
+                found += 1
                 rest = rest[:pos] + " " + rest[pos + len(k):]
                 pos = _find_value(rest, k)
-        if covered and (covered >= config.min_ratio * len(text)
+        if covered and ((found > 1 and covered >= config.min_ratio * len(text))
                         or len(_WORDS.findall(rest)) <= config.max_extra_words):
             return True
     return any(_labelled_field(node, k) or _heads_node(node, k) for k in keys)
