@@ -112,6 +112,25 @@ def test_default_names_the_shipped_model_wherever_a_model_is_read():
     assert model_directory("./default") == Path("default")  # a folder of that name, written as a path
 
 
+def test_shipped_models_are_found_in_a_clone_a_prefix_or_the_user_base(tmp_path, monkeypatch):
+    import sys
+
+    from edrew_scrapy.model.scorer import _shipped_models_dir
+
+    module = tmp_path / "site-packages" / "edrew_scrapy" / "model" / "scorer.py"  # a wheel: no models/ beside it
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "venv"))
+    monkeypatch.setattr("site.getuserbase", lambda: str(tmp_path / "user"))
+    user = tmp_path / "user" / "share" / "edrew-scrapy" / "models"
+    (user / "default").mkdir(parents=True)  # pip install --user
+    assert _shipped_models_dir(str(module)) == user
+    prefix = tmp_path / "venv" / "share" / "edrew-scrapy" / "models"
+    (prefix / "default").mkdir(parents=True)  # pip install into an environment: its prefix first
+    assert _shipped_models_dir(str(module)) == prefix
+    clone = tmp_path / "clone"
+    (clone / "models" / "default").mkdir(parents=True)
+    assert _shipped_models_dir(str(clone / "edrew_scrapy" / "model" / "scorer.py")) == clone / "models"
+
+
 def test_cli_bad_model_is_one_line(tmp_path, capsys):
     code = main(["extract", str(tmp_path / "x.html"), "--model", str(tmp_path / "nomodel")])
     err = capsys.readouterr().err

@@ -26,16 +26,20 @@ from .files import ModelError
 from .head import Head
 from .trie import encode_distinct
 
-def _shipped_models_dir() -> Path:
+def _shipped_models_dir(module_file: str = __file__) -> Path:
     """models/ of the repository (a clone or an editable install), else the copy a wheel installs
-    under <prefix>/share/edrew-scrapy/models (setup.cfg's data_files)."""
-    import sys
+    under <prefix>/share/edrew-scrapy/models (setup.cfg's data_files), or under the user base
+    (~/.local/share/...) with `pip install --user`."""
+    import site
 
-    in_repo = Path(__file__).resolve().parent.parent.parent / "models"
+    in_repo = Path(module_file).resolve().parent.parent.parent / "models"
     if (in_repo / "default").is_dir():
         return in_repo
-    installed = Path(sys.prefix) / "share" / "edrew-scrapy" / "models"
-    return installed if (installed / "default").is_dir() else in_repo
+    for base in (sys.prefix, site.getuserbase()):
+        installed = Path(base) / "share" / "edrew-scrapy" / "models"
+        if (installed / "default").is_dir():
+            return installed
+    return in_repo
 
 
 DEFAULT_MODEL_DIR = _shipped_models_dir() / "default"
