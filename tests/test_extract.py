@@ -103,6 +103,9 @@ def test_cli_text_format(model_dir, tmp_path, capsys):
     assert main(["extract", str(good), str(missing), str(empty), "--model", str(model_dir), "--format", "text"]) == 1
     headers = [line for line in capsys.readouterr().out.splitlines() if line.startswith("# ")]
     assert headers == [f"# {good}", f"# {missing} (error: see stderr)", f"# {empty} (skipped: empty)"]
+    assert main(["extract", str(empty), "--model", str(model_dir), "--format", "text"]) == 0
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("\n", f"edrew extract: {empty}: skipped (empty)\n")
 
 
 def test_default_names_the_shipped_model_wherever_a_model_is_read():

@@ -71,6 +71,11 @@ def run(args: argparse.Namespace) -> int:
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
         else:
             skipped = f" (skipped: {result.skipped})" if result.skipped else ""
-            out.write(f"# {source}{skipped}\n{result.text}\n\n" if len(args.inputs) > 1 else f"{result.text}\n")
+            if len(args.inputs) > 1:
+                out.write(f"# {source}{skipped}\n{result.text}\n\n")
+            else:  # stdout stays the page's text alone; why it is empty goes where the errors go
+                out.write(f"{result.text}\n")
+                if result.skipped:
+                    print(f"edrew extract: {source}: skipped ({result.skipped})", file=sys.stderr)
         out.flush()
     return 1 if failed else 0
