@@ -49,7 +49,7 @@ DEFAULT_MODEL_NAME = "default"
 
 def model_directory(path: Union[str, Path, None]) -> Path:
     """The model folder a name means: None or "default" is the shipped models/default, anything else a path."""
-    if path is None or (isinstance(path, str) and path == DEFAULT_MODEL_NAME):
+    if path is None or path == DEFAULT_MODEL_NAME:  # a Path never equals the str
         return DEFAULT_MODEL_DIR
     return Path(path)
 BACKENDS = ("native", "allennlp")
