@@ -122,8 +122,16 @@ class CharacterEncoder(nn.Module):
         self.max_width = max(w for w, _ in self.filters)
         n_filters = sum(n for _, n in self.filters)
         self.output_dim = options["lstm"]["projection_dim"]
-        # Row 0 stays zero: it is the id of "no token" (AllenNLP loads it as zeros too).
-        self.char_embedding = nn.Embedding(N_CHARACTERS, char_dim, padding_idx=0)
+        # Row 0 stays zero: it is the id of "no token" (AllenNLP loads it as zeros too). The weight is
+        # filled here as nn.Embedding would (the same draws), except on the meta device, where load_model
+        # builds a biLM to check a file's sizes: a random fill there imports torch._dynamo and sympy
+        # (74 MB of RSS and 0.8 s in every process that loads a model).
+        weight = torch.empty(N_CHARACTERS, char_dim)
+        with torch.no_grad():
+            if not weight.is_meta:
+                nn.init.normal_(weight)
+            weight[0].zero_()
+        self.char_embedding = nn.Embedding(N_CHARACTERS, char_dim, padding_idx=0, _weight=weight)
         self.convolutions = nn.ModuleList(nn.Conv1d(char_dim, n, kernel_size=w) for w, n in self.filters)
         self.highways = Highway(n_filters, cnn["n_highway"])
         self.projection = nn.Linear(n_filters, self.output_dim)
