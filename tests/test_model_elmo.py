@@ -125,3 +125,26 @@ def test_pooling_ignores_padding_and_boundaries():
         layers1, mask1 = bilm.forward_embedded(emb[1:, :1], torch.tensor([1]))
         alone = pool_sequences(layers1, mask1)
     assert torch.allclose(together[1], alone[0], atol=1e-6)
+
+
+def test_the_character_embedding_is_filled_as_nn_embedding_fills_it():
+    # the same draws as nn.Embedding's own initialisation (seeded trainings stay byte for byte), row 0 zero
+    options = default_options()
+    torch.manual_seed(7)
+    built = ElmoBiLm(options).token_embedder.char_embedding.weight
+    torch.manual_seed(7)
+    plain = torch.nn.Embedding(*built.shape, padding_idx=0).weight
+    assert torch.equal(built, plain) and not built[0].any()
+    with torch.device("meta"):
+        assert ElmoBiLm(options).token_embedder.char_embedding.weight.is_meta
+
+
+def test_loading_a_model_does_not_import_torchs_compiler_stack():
+    # building the biLM on the meta device used to pull in torch._dynamo and sympy (74 MB, 0.8 s a process)
+    import subprocess
+    import sys
+
+    code = ("import sys; from edrew_scrapy.model.scorer import load_model; load_model(); "
+            "print(sorted(m for m in ('torch._dynamo', 'sympy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
