@@ -115,23 +115,50 @@ def test_default_names_the_shipped_model_wherever_a_model_is_read():
     assert model_directory("./default") == Path("default")  # a folder of that name, written as a path
 
 
+def _shipped_copy(models: Path) -> Path:
+    """A models/ folder as a wheel or a clone holds it (the card is what marks it ours)."""
+    (models / "default").mkdir(parents=True)
+    (models / "default" / "card.json").write_text('{"format": "edrew-model"}', encoding="utf-8")
+    return models
+
+
 def test_shipped_models_are_found_in_a_clone_a_prefix_or_the_user_base(tmp_path, monkeypatch):
     import sys
 
     from edrew_scrapy.model.scorer import _shipped_models_dir
 
-    module = tmp_path / "site-packages" / "edrew_scrapy" / "model" / "scorer.py"  # a wheel: no models/ beside it
     monkeypatch.setattr(sys, "prefix", str(tmp_path / "venv"))
     monkeypatch.setattr("site.getuserbase", lambda: str(tmp_path / "user"))
-    user = tmp_path / "user" / "share" / "edrew-scrapy" / "models"
-    (user / "default").mkdir(parents=True)  # pip install --user
-    assert _shipped_models_dir(str(module)) == user
-    prefix = tmp_path / "venv" / "share" / "edrew-scrapy" / "models"
-    (prefix / "default").mkdir(parents=True)  # pip install into an environment: its prefix first
-    assert _shipped_models_dir(str(module)) == prefix
+    share = ("share", "edrew-scrapy", "models")
+
+    def module_in(folder: Path) -> str:
+        return str(folder / "edrew_scrapy" / "model" / "scorer.py")
+
+    venv_site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    user_site = tmp_path / "user" / "lib" / "python3.11" / "site-packages"
+    # pip install into the running environment; then a --user install of its own, which shadows it
+    venv_models = _shipped_copy(tmp_path.joinpath("venv", *share))
+    assert _shipped_models_dir(module_in(venv_site)) == venv_models
+    user_models = _shipped_copy(tmp_path.joinpath("user", *share))
+    assert _shipped_models_dir(module_in(user_site)) == user_models
+    assert _shipped_models_dir(module_in(venv_site)) == venv_models
+    # pip install --prefix P (P/lib/python3.11/site-packages on PYTHONPATH) and pip install --target T
+    prefix_models = _shipped_copy(tmp_path.joinpath("pfx", *share))
+    assert _shipped_models_dir(module_in(tmp_path / "pfx" / "lib" / "python3.11" / "site-packages")) == prefix_models
+    target_models = _shipped_copy(tmp_path.joinpath("tgt", *share))
+    assert _shipped_models_dir(module_in(tmp_path / "tgt")) == target_models
+    # another package's top-level models/default in the same site-packages is not ours
+    (venv_site / "models" / "default").mkdir(parents=True)
+    (venv_site / "models" / "default" / "card.json").write_text('{"name": "other"}', encoding="utf-8")
+    assert _shipped_models_dir(module_in(venv_site)) == venv_models
+    # a clone (or an editable install) reads models/ in place
     clone = tmp_path / "clone"
-    (clone / "models" / "default").mkdir(parents=True)
-    assert _shipped_models_dir(str(clone / "edrew_scrapy" / "model" / "scorer.py")) == clone / "models"
+    clone_models = _shipped_copy(clone / "models")
+    assert _shipped_models_dir(module_in(clone)) == clone_models
+    # nothing anywhere: the clone's path, which the "does not exist" error then names
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "empty"))
+    monkeypatch.setattr("site.getuserbase", lambda: str(tmp_path / "empty"))
+    assert _shipped_models_dir(module_in(tmp_path / "bare" / "x")) == tmp_path / "bare" / "x" / "models"
 
 
 def test_cli_bad_model_is_one_line(tmp_path, capsys):

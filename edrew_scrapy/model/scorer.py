@@ -7,6 +7,7 @@ batch of new reTPS, each token prefix (forward LSTM) and suffix (backward LSTM) 
 """
 from __future__ import annotations
 
+import json
 import math
 import sys
 import threading
@@ -26,18 +27,36 @@ from .files import ModelError
 from .head import Head
 from .trie import encode_distinct
 
+def _holds_shipped_model(directory: Path) -> bool:
+    """`directory` has an edrew model card: a folder that merely shares the name (another package's
+    top-level models/default in the same site-packages) must not be taken for ours."""
+    try:
+        card = json.loads((directory / files.CARD).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(card, dict) and card.get("format") == files.FORMAT
+
+
 def _shipped_models_dir(module_file: str = __file__) -> Path:
     """models/ of the repository (a clone or an editable install), else the copy a wheel installs
-    under <prefix>/share/edrew-scrapy/models (setup.cfg's data_files), or under the user base
-    (~/.local/share/...) with `pip install --user`."""
+    under <prefix>/share/edrew-scrapy/models (setup.cfg's data_files).
+
+    The prefix is looked for upwards from the package first (<prefix>/lib/pythonX.Y/site-packages on
+    POSIX, <prefix>/Lib/site-packages on Windows, the folder itself for `pip install --target`), so
+    that the install this code was imported from gives its own models: `pip install --prefix` lands
+    away from sys.prefix, and a `--user` install that shadows a system-wide one is newer than it. Then
+    sys.prefix and the user base (~/.local), for layouts where the data went elsewhere.
+    When nothing is found, the repository's path, so that the error names where a clone keeps them."""
     import site
 
-    in_repo = Path(module_file).resolve().parent.parent.parent / "models"
-    if (in_repo / "default").is_dir():
+    package_parent = Path(module_file).resolve().parent.parent.parent
+    in_repo = package_parent / "models"
+    if _holds_shipped_model(in_repo / "default"):
         return in_repo
-    for base in (sys.prefix, site.getuserbase()):
-        installed = Path(base) / "share" / "edrew-scrapy" / "models"
-        if (installed / "default").is_dir():
+    bases = [package_parent, *list(package_parent.parents)[:3], Path(sys.prefix), Path(site.getuserbase())]
+    for base in bases:
+        installed = base / "share" / "edrew-scrapy" / "models"
+        if _holds_shipped_model(installed / "default"):
             return installed
     return in_repo
 
