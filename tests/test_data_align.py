@@ -111,6 +111,22 @@ def test_a_value_before_a_colon_heads_the_node():
     assert match_values(nodes, values)[0] == [1, 1, 0, 0, 1, 1, 1, 0]
 
 
+def test_a_value_that_ends_in_punctuation_heads_the_node_too():
+    # the value's key loses its closing ")" or quote with the edge punctuation; the node still has it
+    nodes = ["Plum Boxed Set 2 (4, 5, 6): Four to Score, High Five, Hot Six",
+             '"Wait!" : a novel of the sea', "Plum Boxed Set 2 (4, 5, 6) (Paperback)",
+             "Plum Boxed Set 2 (4, 5, 6)x: not a subtitle"]
+    values = {"title": ["Plum Boxed Set 2 (4, 5, 6)", '"Wait!"']}
+    assert match_values(nodes, values)[0] == [1, 1, 1, 0]
+
+
+def test_the_share_rule_counts_distinct_values_not_repeats():
+    # one title named twice in a link is still one value: a mention, as with one occurrence
+    title = "Know Your Bible: All 66 Books Explained and Applied"
+    twice = [f'Read all Questions/Answers for "{title}" and "{title}"']
+    assert match_values(twice, {"title": [title]})[0] == [0]
+
+
 def test_match_values_unescapes_and_ignores_null():
     labels, attrs = match_values(["Lantern & Sons", "<NULL>", "x"],
                                  {"publisher": ["Lantern &amp; Sons"], "date": ["<NULL>", ""]})

@@ -277,10 +277,11 @@ class ValueMatchConfig:
 _EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
 _FIELD_SEP = re.compile(r"\s+[/|\u00b7\u2022;]\s+")
 _WORDS = re.compile(r"\w+")
-# after a value that heads a node: its end mark (titles keep "!" and "?"), then a colon and a subtitle,
-# or one parenthesis to the end, which is a format ("(Audio Compact Disc - Unabridged)"); the node's
-# closing ")" is gone with its edge punctuation
-_AFTER_HEAD = re.compile(r"[!?.]?(?:\s?:\s+\w|\s\([^()]*\Z)")
+# after a value that heads a node: the punctuation that closed the value and was cut from its key with
+# the edge punctuation ("Wait!" -> "wait", "Plum Boxed Set 2 (4, 5, 6)" -> "... (4, 5, 6"), then a
+# colon and a subtitle, or one parenthesis to the end, which is a format ("(Audio Compact Disc -
+# Unabridged)"); the node's own closing ")" is gone with its edge punctuation
+_AFTER_HEAD = re.compile(r"[^\w\s]{0,3}(?:\s?:\s+\w|\s\([^()]*\Z)")
 _NEXT_LABEL = re.compile(r"\s*(?:[\w-]+(?: [\w-]+){0,2}:|$)")
 # A year alone ("2010", SWDE's usual publication_date) is not the date of a node that holds a full date
 # with a day: "October 28, 2010" under a customer review is that review's date. Texts are case-folded.
@@ -328,12 +329,12 @@ def _matches(node: str, keys: Sequence[str], config: ValueMatchConfig) -> bool:
     for text in [node] + (fields if len(fields) > 1 else []):
         if text in keys:
             return True
-        rest, covered, found = text, 0, 0
+        rest, covered, found = text, 0, 0  # found: how many distinct values, not occurrences
         for k in keys:  # longest first, so a value inside another value is not counted twice
             pos = _find_value(rest, k)
+            found += pos >= 0
             while pos >= 0:
                 covered += len(k)
-                found += 1
                 rest = rest[:pos] + " " + rest[pos + len(k):]
                 pos = _find_value(rest, k)
         if covered and ((found > 1 and covered >= config.min_ratio * len(text))
