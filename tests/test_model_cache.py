@@ -107,6 +107,13 @@ def test_the_cache_budget_is_shared_out_and_reported(tmp_path):
     assert stats["texts"]["bytes"] == scorer.texts.nbytes
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -1, "64", True])
+def test_a_bad_budget_is_a_value_error_before_the_model_is_read(tmp_path, bad):
+    # tmp_path holds no model: the budget is refused first, not the folder
+    with pytest.raises(ValueError, match="cache_mb must be None or a number of MiB >= 0"):
+        load_model(tmp_path, cache_mb=bad)
+
+
 def test_a_tiny_budget_gives_the_same_scores(tmp_path):
     tiny_model(tmp_path)
     pages = [make_page(6 + i, url=f"http://example.test/{i}") for i in range(5)]

@@ -478,6 +478,10 @@ def load_model(path: Union[str, Path, None] = None, backend: str = "native", ver
     directory = model_directory(path)
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
+    # checked here, before the files are read: nan and inf failed only when the caches were sized, and a
+    # negative budget gave caches that hold nothing
+    if cache_mb is not None and not (files.is_number(cache_mb) and math.isfinite(cache_mb) and cache_mb >= 0):
+        raise ValueError(f"cache_mb must be None or a number of MiB >= 0, not {cache_mb!r}")
     card = files.read_card(directory, verify=verify)
     options = files.read_options(directory / files.OPTIONS)
     head = load_head(directory, card, options)
