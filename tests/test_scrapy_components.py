@@ -15,7 +15,7 @@ from scrapy.utils.test import get_crawler
 from edrew_scrapy.scrapy import Addon, EdrewDownloaderMiddleware, EdrewSpiderMiddleware
 from edrew_scrapy.scrapy.middleware import EXTRACTION_KEY, META_KEY, is_html
 from edrew_scrapy.scrapy.settings import DEFAULTS, EdrewSettings
-from spiders.edrew import EdrewSpider
+from edrew_scrapy.project.spiders.edrew import EdrewSpider
 
 from conftest import ROOT
 

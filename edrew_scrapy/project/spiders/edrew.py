@@ -3,7 +3,7 @@
     scrapy crawl edrew -a urls=https://example.com/,https://example.org/news/ \
         [-a allowed_domains=example.com,example.org] [-a max_pages=500] [-a sitemaps=0] -O out.jsonl
 
-The spider only finds pages; the EDREW add-on (spiders/settings.py) turns every HTML page the spider
+The spider only finds pages; the EDREW add-on (edrew_scrapy/project/settings.py) turns every HTML page the spider
 parses into an item holding its relevant content.
 """
 from __future__ import annotations

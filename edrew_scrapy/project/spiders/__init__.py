@@ -1,0 +1,1 @@
+"""The bundled project's spiders (SPIDER_MODULES of edrew_scrapy.project.settings)."""

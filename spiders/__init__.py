@@ -1,1 +1,0 @@
-"""The bundled Scrapy project (``scrapy.cfg`` -> ``spiders.settings``): ``scrapy crawl edrew -a urls=...``."""
