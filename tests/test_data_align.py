@@ -115,9 +115,10 @@ def test_a_value_that_ends_in_punctuation_heads_the_node_too():
     # the value's key loses its closing ")" or quote with the edge punctuation; the node still has it
     nodes = ["Plum Boxed Set 2 (4, 5, 6): Four to Score, High Five, Hot Six",
              '"Wait!" : a novel of the sea', "Plum Boxed Set 2 (4, 5, 6) (Paperback)",
-             "Plum Boxed Set 2 (4, 5, 6)x: not a subtitle"]
-    values = {"title": ["Plum Boxed Set 2 (4, 5, 6)", '"Wait!"']}
-    assert match_values(nodes, values)[0] == [1, 1, 1, 0]
+             "Plum Boxed Set 2 (4, 5, 6)x: not a subtitle", "C#: A Beginner's Guide", "C++ : The Complete Reference for Programmers"]
+    values = {"title": ["Plum Boxed Set 2 (4, 5, 6)", '"Wait!"', "C"]}
+    # only closing marks: "C#" and "C++" are other words than the title "C"
+    assert match_values(nodes, values)[0] == [1, 1, 1, 0, 0, 0]
 
 
 def test_the_share_rule_counts_distinct_values_not_repeats():

@@ -7,6 +7,7 @@ import random
 import sys
 from collections import OrderedDict
 
+import numpy as np
 import pytest
 import torch
 from scrapy.utils.test import get_crawler
@@ -100,6 +101,8 @@ def test_the_cache_budget_is_shared_out_and_reported(tmp_path):
     assert sum(CACHE_SHARES.values()) == 1
     assert load_model(tmp_path).sequences.max_bytes == DEFAULT_CACHE_MB * mib * CACHE_SHARES["sequences"]
     assert load_model(tmp_path, cache_mb=None).texts.max_bytes is None
+    assert load_model(tmp_path, cache_mb=0).texts.max_bytes is None  # as EDREW_CACHE_MB=0
+    assert load_model(tmp_path, cache_mb=np.int64(8)).texts.max_bytes == scorer.texts.max_bytes
     scorer.score([make_page(5), make_page(3, url="http://example.test/q")])
     stats = scorer.cache_stats()
     assert set(stats) == {"tokens", "sequences", "texts"}

@@ -277,11 +277,12 @@ class ValueMatchConfig:
 _EDGE_PUNCT = re.compile(r"^[\W_]+|[\W_]+$")
 _FIELD_SEP = re.compile(r"\s+[/|\u00b7\u2022;]\s+")
 _WORDS = re.compile(r"\w+")
-# after a value that heads a node: the punctuation that closed the value and was cut from its key with
-# the edge punctuation ("Wait!" -> "wait", "Plum Boxed Set 2 (4, 5, 6)" -> "... (4, 5, 6"), then a
+# after a value that heads a node: the marks that closed the value and were cut from its key with the
+# edge punctuation ("Wait!" -> "wait", "Plum Boxed Set 2 (4, 5, 6)" -> "... (4, 5, 6"; closing marks
+# only: "C#: A Beginner's Guide" does not start with the title "C"), then a
 # colon and a subtitle, or one parenthesis to the end, which is a format ("(Audio Compact Disc -
 # Unabridged)"); the node's own closing ")" is gone with its edge punctuation
-_AFTER_HEAD = re.compile(r"[^\w\s]{0,3}(?:\s?:\s+\w|\s\([^()]*\Z)")
+_AFTER_HEAD = re.compile("[!?.)\\]\"'\u2019\u201d]{0,3}" r"(?:\s?:\s+\w|\s\([^()]*\Z)")
 _NEXT_LABEL = re.compile(r"\s*(?:[\w-]+(?: [\w-]+){0,2}:|$)")
 # A year alone ("2010", SWDE's usual publication_date) is not the date of a node that holds a full date
 # with a day: "October 28, 2010" under a customer review is that review's date. Texts are case-folded.

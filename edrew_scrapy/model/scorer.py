@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import sys
 import threading
 from collections import OrderedDict
@@ -474,14 +475,17 @@ def load_head(directory: Path, card: dict, options: Optional[dict] = None) -> He
 def load_model(path: Union[str, Path, None] = None, backend: str = "native", verify: bool = True,
                cache_mb: Optional[float] = DEFAULT_CACHE_MB) -> Scorer:
     """Load a model directory (None or "default" = the shipped models/default/) and return its Scorer.
-    Its caches hold at most `cache_mb` MiB together (None: only their entry limits bound them)."""
+    Its caches hold at most `cache_mb` MiB together (None or 0: only their entry limits bound them)."""
     directory = model_directory(path)
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
     # checked here, before the files are read: nan and inf failed only when the caches were sized, and a
     # negative budget gave caches that hold nothing
-    if cache_mb is not None and not (files.is_number(cache_mb) and math.isfinite(cache_mb) and cache_mb >= 0):
-        raise ValueError(f"cache_mb must be None or a number of MiB >= 0, not {cache_mb!r}")
+    if cache_mb is not None:
+        if not (isinstance(cache_mb, numbers.Real) and not isinstance(cache_mb, bool)
+                and math.isfinite(cache_mb) and cache_mb >= 0):
+            raise ValueError(f"cache_mb must be None or a number of MiB >= 0, not {cache_mb!r}")
+        cache_mb = float(cache_mb) or None  # 0 is no byte limit, as EDREW_CACHE_MB=0 is
     card = files.read_card(directory, verify=verify)
     options = files.read_options(directory / files.OPTIONS)
     head = load_head(directory, card, options)
