@@ -152,6 +152,7 @@ def _wcxb_copy(tmp_path, page="0002", change=None, text=None):
      "ground_truth.main_content must be a string, not a number 5"),
     (lambda t: t["ground_truth"].update(without=["x", 3]), None, "ground_truth.without must be a list of strings"),
     (lambda t: t.update(url=["u"]), None, "url must be a string"),
+    (lambda t: t.update(url="http://[x/"), None, "url: 'http://[x/' is not a URL"),
     (lambda t: t["_internal"].update(page_type="article"), None, "_internal.page_type must be an object"),
     (None, b'{"url": ', "not valid JSON (Expecting value: line 1 column 9"),
     (None, b'{"url": "\xff"}', "not UTF-8 text (byte 9)"),
@@ -207,6 +208,8 @@ def _simple_copy(tmp_path, line2=None):
     ('{"file": "b.html.gz", "relevant": [', "not valid JSON (Expecting value at column 36)"),
     (lambda r: dict(r, selectors=["a)"]), "invalid CSS selector 'a)'"),
     (lambda r: dict(r, selectors=["h1::text"]), "CSS selector 'h1::text' must select elements"),
+    (lambda r: dict(r, selectors=["ns|a"]), "invalid CSS selector 'ns|a'"),  # translates, fails when run
+    (lambda r: dict(r, url="http://[x/"), "url: 'http://[x/' is not a URL"),
     (lambda r: dict(r, selectors="h1"), 'selectors must be a list of strings, not a string "h1"'),
     (lambda r: dict(r, relevant=5), "relevant must be a list of strings, not a number 5"),
     (lambda r: dict(r, relevant=["ok", None]), "relevant must be a list of strings, not a list holding null"),
@@ -214,7 +217,8 @@ def _simple_copy(tmp_path, line2=None):
     (lambda r: dict(r, file=""), "file must name an HTML file"),
     (lambda r: dict(r, main_content=5), "main_content must be a string, not a number 5"),
     (lambda r: dict(r, url=5), "url must be a string"),
-    (lambda r: dict(r, id=[1]), "id must be a string or a number"),
+    (lambda r: dict(r, id=[1]), "id must be a string or a whole number"),
+    (lambda r: dict(r, id=1.5), "id must be a string or a whole number, not a number 1.5"),
     (lambda r: [r], "a record must be an object, not a list"),
     (lambda r: {"relevant": ["x"]}, "the record has no 'file' key"),
 ])
@@ -273,3 +277,8 @@ def test_swde_attributes_and_unreadable_groundtruth(tmp_path):
     bad.write_bytes(bad.read_bytes() + b"\n0009\t1\t\xff\n")
     with pytest.raises(DatasetError, match=f"^{bad}: not UTF-8 text"):
         list(swde.iter_pages(root))
+
+
+def test_simple_id_zero_is_an_id_not_the_file_name(tmp_path):
+    root = _simple_copy(tmp_path, lambda r: dict(r, id=0))
+    assert [p.page_id for p in simple.iter_pages(root)][1] == "0"

@@ -242,3 +242,37 @@ def test_cli_evaluate_one_line_for_a_bad_dataset_file(tmp_path, capsys, dataset,
                       "--no-progress", "--out", str(tmp_path / "o"))
     assert status == 1 and err.startswith(f"edrew evaluate: {root}/{message}")
     assert err.count("\n") == 1 and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--split", "none", "--baselines", "nb"], "split all has no training pages for --train-model or --baselines"),
+    (["--split", "swde"], "has no test pages: 3 pages are too few for this split"),
+])
+def test_cli_evaluate_refuses_empty_splits(tmp_path, capsys, argv, message):
+    # an empty table, or a baseline fitted on no page reported as 0.000, looked like a result
+    status, err = cli(capsys, "evaluate", "--dataset", "wcxb", str(DATA / "wcxb"), "--extractors", "oracle",
+                      "--no-progress", "--out", str(tmp_path), *argv)
+    assert status == 2 and message in err and err.count("\n") == 1
+
+
+def test_cli_evaluate_swde_without_ground_truth_is_an_error(tmp_path, capsys):
+    import shutil
+
+    root = tmp_path / "swde"
+    shutil.copytree(DATA / "swde", root)
+    shutil.rmtree(root / "groundtruth")  # the oracle scored 1.000 on every row against no values
+    status, err = cli(capsys, "evaluate", "--dataset", "swde", str(root), "--extractors", "oracle",
+                      "--split", "none", "--no-progress", "--out", str(tmp_path / "o"))
+    assert status == 1 and "has a relevant node to score against" in err
+    (root / "groundtruth").mkdir()
+    (root / "groundtruth" / "book-inkwell-title.txt").write_text("garbage\n")
+    status, err = cli(capsys, "evaluate", "--dataset", "swde", str(root), "--extractors", "oracle",
+                      "--split", "none", "--no-progress", "--out", str(tmp_path / "o"))
+    assert status == 1 and "book-inkwell-title.txt: line 1 must be 'vertical<TAB>site<TAB>attribute'" in err
+
+
+@pytest.mark.parametrize("dataset", ["wcxb", "simple"])
+def test_cli_swde_filters_are_refused_for_other_datasets(tmp_path, capsys, dataset):
+    status, err = cli(capsys, "evaluate", "--dataset", dataset, str(DATA / dataset), "--sites", "nosuch",
+                      "--extractors", "oracle", "--no-progress", "--out", str(tmp_path))
+    assert (status, err) == (2, f"edrew evaluate: --sites filter SWDE datasets only, not --dataset {dataset}\n")

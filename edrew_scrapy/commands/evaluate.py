@@ -240,6 +240,18 @@ def _load_model(directory, region_share):
         raise UsageError(str(exc)) from None
 
 
+def _check_splits(splits, n_pages: int, trains: bool) -> None:
+    """A UsageError for a split with no test pages (an empty table that looks like a result), or with
+    no training pages when a model or baseline is to be trained on them (a baseline fitted on nothing
+    predicts 0 everywhere and is reported as if measured)."""
+    for name, train, test in splits:
+        if not test:
+            raise UsageError(f"split {name} has no test pages: {n_pages} pages are too few for this split")
+        if trains and not train:
+            raise UsageError(f"split {name} has no training pages for --train-model or --baselines "
+                             f"({n_pages} pages; with --split none nothing is trained: give --model instead)")
+
+
 def _run(args: argparse.Namespace) -> int:
     from .. import evaluate as ev
     from ..baselines import BASELINES, ReTPSBaseline
@@ -290,6 +302,10 @@ def _run(args: argparse.Namespace) -> int:
         if not named:
             raise UsageError(f"no split named {args.only_split!r} (the splits: {', '.join(s[0] for s in splits)})")
         splits = named
+    _check_splits(splits, len(pages), trains=bool(args.train_model or baseline_names))
+    if not any(any(p.labels) for p in pages):  # every score would be measured against nothing
+        raise CommandError(f"no page in {dataset_path(args)} has a relevant node to score against "
+                           f"(SWDE: no values in groundtruth/ for these pages; WCXB: empty main_content)")
     results = []
     for split_name, train, test in splits:
         split_extractors = {}

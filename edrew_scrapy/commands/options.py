@@ -51,6 +51,9 @@ def check_dataset(args: argparse.Namespace) -> str:
         raise UsageError(f"{path}: the dataset must be a folder, not a file")
     if getattr(args, "labels", None) and not Path(args.labels).is_file():
         raise UsageError(f"--labels {args.labels}: no such file")
+    swde_only = [f"--{name}" for name in ("sites", "attrs") if getattr(args, name, None)]
+    if swde_only and args.dataset != "swde":  # accepted and ignored, a run over everything would follow
+        raise UsageError(f"{' and '.join(swde_only)} filter SWDE datasets only, not --dataset {args.dataset}")
     return path
 
 

@@ -149,9 +149,13 @@ def read_source(path) -> bytes:
     return data
 
 
-def domain_of(url: Optional[str]) -> str:
-    """Host of a URL without a leading "www.", the grouping key for page-disjoint splits."""
+def domain_of(url: Optional[str], where: str = "") -> str:
+    """Host of a URL without a leading "www.", the grouping key for page-disjoint splits; a
+    DatasetError naming `where` (the file and record) for a URL that cannot be parsed ("http://[x")."""
     if not url:
         return ""
-    host = (urlsplit(url).hostname or "").lower()
+    try:
+        host = (urlsplit(url).hostname or "").lower()
+    except ValueError as exc:
+        raise DatasetError(f"{where or 'url'}: {url!r} is not a URL ({exc})") from None
     return host[4:] if host.startswith("www.") else host

@@ -73,8 +73,9 @@ def check_record(r, where: str) -> None:
         raise DatasetError(f"{where}: file must name an HTML file, not {describe(r['file'])}")
     for key in ("url", "encoding", "page_type", "group", "main_content"):
         expect(r.get(key), str, f"{where}: {key}")
+    domain_of(r.get("url"), f"{where}: url")  # a URL that cannot be parsed, named here, not mid-run
     if not isinstance(r.get("id"), (str, int, type(None))) or isinstance(r.get("id"), bool):
-        raise DatasetError(f"{where}: id must be a string or a number, not {describe(r['id'])}")
+        raise DatasetError(f"{where}: id must be a string or a whole number, not {describe(r['id'])}")
     expect_strings(r.get("relevant"), f"{where}: relevant")
     for selector in expect_strings(r.get("selectors"), f"{where}: selectors"):
         _check_selector(selector, where)
@@ -84,10 +85,14 @@ def _check_selector(selector: str, where: str) -> None:
     from cssselect import SelectorError, parse
     from parsel import css2xpath
 
+    from parsel import Selector
+
     try:
         css2xpath(selector)
         pseudo = any(s.pseudo_element for s in parse(selector))
-    except SelectorError as exc:
+        # some selectors translate and fail only when run ("ns|a": an undefined namespace prefix)
+        Selector(text="<html></html>").css(selector)
+    except (SelectorError, ValueError) as exc:
         raise DatasetError(f"{where}: invalid CSS selector {selector!r} ({exc})") from None
     if pseudo:  # ::text or ::attr(...) picks strings, not the elements whose text is the reference
         raise DatasetError(f"{where}: CSS selector {selector!r} must select elements, without ::text or ::attr")
@@ -137,7 +142,7 @@ def iter_pages(root, labels=None, ids: Optional[Sequence[str]] = None) -> Iterat
     records = load_labels(labels or _default_labels_file(root))
     wanted = set(ids) if ids is not None else None
     for r in records:
-        page_id = str(r.get("id") or r["file"])
+        page_id = r["file"] if r.get("id") in (None, "") else str(r["id"])  # id 0 is an id
         if wanted is not None and page_id not in wanted:
             continue
         source = root / r["file"]

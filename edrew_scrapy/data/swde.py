@@ -14,7 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
-from . import LabelledPage, read_source, read_text
+from . import DatasetError, LabelledPage, read_source, read_text
 from .align import ValueMatchConfig, match_values
 
 __all__ = ["iter_pages", "site_folders", "load_groundtruth", "attributes"]
@@ -58,7 +58,10 @@ def load_groundtruth(root, vertical: str, site: str,
         # the header says which attribute a file holds; site names may themselves contain "-"
         lines = read_text(path).splitlines()
         header = lines[0].split("\t") if lines else []
-        if len(header) < 3 or header[1] != site:
+        if len(header) < 3:  # not a ground-truth file: skipping it would score its pages against nothing
+            raise DatasetError(f"{path}: line 1 must be 'vertical<TAB>site<TAB>attribute', "
+                               f"not {(lines[0] if lines else '')[:80]!r}")
+        if header[1] != site:
             continue
         attr = header[2].strip()
         if wanted is not None and attr not in wanted:

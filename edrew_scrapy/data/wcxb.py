@@ -56,7 +56,7 @@ def iter_pages(root, ids: Optional[Iterable[str]] = None, *,
         page = serialize(read_source(source), encoding="utf-8", url=url)
         alignment = align_reference([n.content for n in page.nodes], main, without, align_config)
         yield LabelledPage(
-            page_id=page_id, url=url, domain=domain_of(url), page_type_or_site=page_type, page=page,
+            page_id=page_id, url=url, domain=domain_of(url, f"{where} url"), page_type_or_site=page_type, page=page,
             labels=alignment.labels,
             meta={"source": str(source), "main_content": main, "title": title,
                   "with": list(with_), "without": list(without),
