@@ -91,3 +91,51 @@ def test_existing_spider_gets_relevant_content_next_to_its_own_items(serve, tmp_
     assert stats["edrew/skipped/not-html"] == 2
     assert stats["edrew/skipped/too-large"] == 1
     assert "edrew/errors" not in stats
+
+
+RAISING_SPIDER = '''
+import scrapy
+
+
+class RaisingSpider(scrapy.Spider):
+    name = "raising"
+    custom_settings = {"ADDONS": {"edrew_scrapy.Addon": 500}, "TELNETCONSOLE_ENABLED": False}
+
+    def __init__(self, base, **kwargs):
+        super().__init__(**kwargs)
+        self.base = base
+
+    async def start(self):
+        yield scrapy.Request(self.base + "/news/council-approves-riverside-bike-lanes.html", callback=self.parse_gen)
+        yield scrapy.Request(self.base + "/news/library-extends-weekend-hours.html", callback=self.parse_plain)
+        yield scrapy.Request(self.base + "/news/regatta-returns-after-five-years.html", callback=self.parse_async)
+
+    def parse_gen(self, response):  # raises while its output is read
+        yield {"own": response.url}
+        raise ValueError("generator boom")
+
+    def parse_plain(self, response):  # raises before returning any output
+        raise ValueError("plain boom")
+
+    async def parse_async(self, response):
+        raise ValueError("coroutine boom")
+'''
+
+
+@pytest.mark.parametrize("workers", ["0", "1"])
+def test_a_callback_that_raises_keeps_its_page_item_however_it_raises(serve, tmp_path, workers):
+    base = serve(DEMO_SITE)
+    (tmp_path / "raising.py").write_text(textwrap.dedent(RAISING_SPIDER), "utf-8")
+    out = tmp_path / "out.jsonl"
+    proc = run_scrapy(["runspider", "raising.py", "-a", f"base={base}", "-s", f"EDREW_WORKERS={workers}",
+                       "-O", str(out)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    items = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    pages = sorted(i["url"].rsplit("/", 1)[1] for i in items if "text" in i)
+    # each page's item exactly once, next to the one item the generator yielded before it raised
+    assert pages == ["council-approves-riverside-bike-lanes.html", "library-extends-weekend-hours.html",
+                     "regatta-returns-after-five-years.html"]
+    assert [i for i in items if "own" in i] == [{"own": f"{base}/news/council-approves-riverside-bike-lanes.html"}]
+    # and Scrapy still handles each exception as its own: logged, counted
+    assert proc.stderr.count("Spider error processing") == 3
+    assert "'spider_exceptions/ValueError': 3" in proc.stderr

@@ -147,6 +147,28 @@ def test_a_page_that_always_kills_its_worker_costs_only_itself(tmp_path):
     assert not workers.failed and crawler.stats.get_value("edrew/workers/died") == 3
 
 
+def test_a_killer_page_costs_only_itself_with_two_batches_in_flight(tmp_path):
+    # Batcher keeps workers + 1 batches in flight: both die with the pool, and both send their pages
+    # again alone; the other batch's lone page must not be in the pool when the bad page kills it again.
+    crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1})
+    workers = pool(crawler)
+    marker = tmp_path / "die-always"
+    marker.touch()
+    first = batch(f"http://a/1?die={marker}", "http://a/2", "http://a/3")
+    second = batch("http://b/1", "http://b/2", "http://b/3")
+
+    async def both():
+        return await asyncio.gather(workers.run(first), workers.run(second))
+
+    try:
+        a, b = asyncio.run(both())
+    finally:
+        workers.close()
+    assert [o.page for o in a] == [None, "http://a/2", "http://a/3"] and "lost with" in a[0].error
+    assert [o.page for o in b] == ["http://b/1", "http://b/2", "http://b/3"] and all(o.error is None for o in b)
+    assert not workers.failed and crawler.stats.get_value("edrew/workers/died") == 3
+
+
 def test_after_the_restarts_the_pages_are_done_in_process(tmp_path, caplog):
     from test_scrapy_scoring import responses, run
 

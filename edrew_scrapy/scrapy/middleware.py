@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 META_KEY = "edrew_page"
 EXTRACTION_KEY = "edrew_extraction"
 PARSED_KEY = "_edrew_parsed"  # set by EdrewSpiderMiddleware when the response reaches its callback
+ITEMS_SENT_KEY = "_edrew_items_sent"  # set once the page's items have left, so that no path sends them twice
 OPT_OUT_KEY = "edrew"
 
 # Per crawler, the scoring coroutine of its EdrewSpiderMiddleware, registered when that is built. A

@@ -33,7 +33,8 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 
 from .items import NodeItem, PageContext, PageItem
-from .middleware import EXTRACTION_KEY, META_KEY, PARSED_KEY, WorkerPool, register_scoring, unregister_scoring
+from .middleware import (EXTRACTION_KEY, ITEMS_SENT_KEY, META_KEY, PARSED_KEY, WorkerPool, register_scoring,
+                         unregister_scoring)
 from .settings import EdrewSettings
 from .stats import EdrewStats
 
@@ -281,12 +282,31 @@ class EdrewSpiderMiddleware:
         for item in self.items_of(response):
             yield item
 
+    def process_spider_exception(self, response, exception, spider=None) -> None:
+        """A callback that raised before it returned any output (a plain function or a coroutine that
+        raises) has no output for process_spider_output to follow: its page's items go to the item
+        pipelines from here. Returning them instead would end Scrapy's handling of the exception (no
+        "Spider error" log, no spider_error signal, no spider_exceptions/ stats), so None is returned
+        and the exception goes on as without the add-on. A generator that raised mid-way has already
+        sent them (process_spider_output); items_of sends a page's items once."""
+        items = self.items_of(response)
+        scraper = getattr(getattr(self.crawler, "engine", None), "scraper", None)
+        if not items or scraper is None:
+            return None
+        for item in items:
+            # start_itemproc_async (Scrapy >= 2.14) counts the item as in progress at once, so the
+            # spider does not close before the pipelines have it
+            deferred_from_coro(scraper.start_itemproc_async(item, response=response))
+        return None
+
     def items_of(self, response) -> list:
-        """The items of a response that reached its callback scored; none for any other."""
+        """The items of a response that reached its callback scored; none for any other, and none the
+        second time for the same response."""
         meta = response.meta if response.request is not None else {}
         page, extraction = meta.get(META_KEY), meta.get(EXTRACTION_KEY)
-        if page is None or extraction is None or not meta.get(PARSED_KEY):
+        if page is None or extraction is None or not meta.get(PARSED_KEY) or meta.get(ITEMS_SENT_KEY):
             return []
+        meta[ITEMS_SENT_KEY] = True
         try:
             items = self.build_items(extraction, page, response)
         except Exception as exc:

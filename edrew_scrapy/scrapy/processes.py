@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Callable, List, Optional, Sequence
 
@@ -89,6 +89,7 @@ class ProcessPool:
         self._restarts_left = max_restarts
         self._closed = False
         self.failed = False  # restarts spent: the caller serialises and scores in process from then on
+        self._lone_turn: Optional[Future] = None  # set while a batch's pages are sent again one by one
         self._executor = self._new_executor()
 
     def _new_executor(self) -> ProcessPoolExecutor:
@@ -111,9 +112,12 @@ class ProcessPool:
             self.close()
             raise
 
-    async def run(self, batch: Sequence[PageInput], retried: bool = False) -> Optional[List[Outcome]]:
+    async def run(self, batch: Sequence[PageInput], retried: bool = False,
+                  _alone: bool = False) -> Optional[List[Outcome]]:
         """One Outcome per page of `batch`, or None once the pool has failed for good (the caller
         then does the work in process)."""
+        if not _alone:
+            await self._wait_for_lone_pages()
         if self.failed:
             return None
         executor = self._executor
@@ -142,13 +146,32 @@ class ProcessPool:
                                                  f"{type(error).__name__}: {error}")]
         # Which page was at fault is unknown (a broken executor fails every page in flight): each
         # again on its own. Sequentially: this is rare, and it works under either reactor.
+        if _alone:
+            return await self._each_alone(batch, retried)
+        # Alone means alone in the pool: the other batches that died with this one, and new ones, wait
+        # until these pages are through. Two batches retrying side by side let the bad page of one
+        # kill the pool under the other's lone page, which then counted as the culprit.
+        await self._wait_for_lone_pages()
+        turn = self._lone_turn = Future()
+        try:
+            return await self._each_alone(batch, retried)
+        finally:
+            turn.set_result(None)
+
+    async def _each_alone(self, batch: Sequence[PageInput], retried: bool) -> Optional[List[Outcome]]:
         outcomes: List[Outcome] = []
         for one in batch:
-            result = await self.run([one], retried=len(batch) == 1 or retried)
+            result = await self.run([one], retried=len(batch) == 1 or retried, _alone=True)
             if result is None:
                 return None
             outcomes.extend(result)
         return outcomes
+
+    async def _wait_for_lone_pages(self) -> None:
+        """Until no batch's pages are being sent again one by one. Everything here runs on the
+        reactor's thread, so the check and the next turn's start cannot interleave."""
+        while self._lone_turn is not None and not self._lone_turn.done():
+            await await_future(self._lone_turn)
 
     def pids(self) -> set:
         """The process ids of the current pool's workers (none once the pool has failed)."""
