@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import subprocess
 import sys
 
@@ -72,10 +73,25 @@ def test_disabled_components_raise_not_configured():
     ("EDREW_CACHE_MB", "nan", "EDREW_CACHE_MB must be a number >= 0"),
     ("EDREW_CACHE_MB", "inf", "EDREW_CACHE_MB must be a number >= 0"),
     ("EDREW_WORKERS", "two", "EDREW_WORKERS"),
+    # out of range or not whole: refused, not quietly changed (-1 ran in process, 1.7 ran one worker)
+    ("EDREW_WORKERS", -1, "EDREW_WORKERS must be a whole number >= 0, not -1"),
+    ("EDREW_WORKERS", 1.7, "EDREW_WORKERS must be a whole number >= 0, not 1.7"),
+    ("EDREW_WORKERS", "1.7", "EDREW_WORKERS must be a whole number >= 0"),
+    ("EDREW_BATCH_PAGES", "0", "EDREW_BATCH_PAGES must be a whole number >= 1, not '0'"),
+    ("EDREW_MAX_PAGE_BYTES", "-1", "EDREW_MAX_PAGE_BYTES must be a whole number >= 0"),
+    ("EDREW_THREADS", True, "EDREW_THREADS must be a whole number"),
+    ("EDREW_BUILDER", "nosuchmodule.builder", "EDREW_BUILDER 'nosuchmodule.builder' cannot be loaded: ModuleNotFoundError"),
+    ("EDREW_BUILDER", "json.nosuchname", "EDREW_BUILDER 'json.nosuchname' cannot be loaded: NameError"),
 ])
 def test_wrong_settings_fail_at_start(name, value, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError, match=re.escape(message)):
         EdrewSettings.from_settings(Settings({name: value}))
+
+
+def test_whole_number_settings_as_written():
+    conf = EdrewSettings.from_settings(Settings({"EDREW_WORKERS": "2", "EDREW_BATCH_PAGES": 4.0,
+                                                 "EDREW_MAX_PAGE_BYTES": " 0 ", "EDREW_THREADS": 0}))
+    assert (conf.workers, conf.batch_pages, conf.max_page_bytes, conf.threads) == (2, 4, 0, 0)
 
 
 def test_none_written_on_the_command_line_means_unset():

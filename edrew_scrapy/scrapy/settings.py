@@ -70,7 +70,12 @@ class EdrewSettings:
             raise ValueError(f"EDREW_THRESHOLD must lie in [0, 1], not {threshold}")
         builder = settings.get("EDREW_BUILDER") or None
         if builder is not None:
-            builder = load_object(builder) if isinstance(builder, str) else builder
+            if isinstance(builder, str):
+                try:
+                    builder = load_object(builder)
+                except Exception as exc:  # ModuleNotFoundError, NameError, ...: say which setting
+                    raise ValueError(f"EDREW_BUILDER {builder!r} cannot be loaded: "
+                                     f"{type(exc).__name__}: {exc}") from None
             if not callable(builder):
                 raise ValueError(f"EDREW_BUILDER must name a callable, not {builder!r}")
         model = settings.get("EDREW_MODEL") or None
@@ -81,21 +86,31 @@ class EdrewSettings:
             threshold=threshold,
             items=items,
             builder=builder,
-            max_page_bytes=max(0, _int(settings, "EDREW_MAX_PAGE_BYTES")),
-            batch_pages=max(1, _int(settings, "EDREW_BATCH_PAGES")),
-            threads=max(0, _int(settings, "EDREW_THREADS")),
-            torch_threads=max(0, _int(settings, "EDREW_TORCH_THREADS")),
-            workers=max(0, _int(settings, "EDREW_WORKERS")),
+            max_page_bytes=_int(settings, "EDREW_MAX_PAGE_BYTES", 0),
+            batch_pages=_int(settings, "EDREW_BATCH_PAGES", 1),
+            threads=_int(settings, "EDREW_THREADS", 0),
+            torch_threads=_int(settings, "EDREW_TORCH_THREADS", 0),
+            workers=_int(settings, "EDREW_WORKERS", 0),
             cache_mb=_cache_mb(_optional_float(settings, "EDREW_CACHE_MB", DEFAULTS["EDREW_CACHE_MB"])),
             region_share=_region_share(_optional_float(settings, "EDREW_REGION_SHARE")),
         )
 
 
-def _int(settings, name: str) -> int:
-    try:
-        return settings.getint(name, DEFAULTS[name])
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a whole number, not {settings.get(name)!r}") from None
+def _int(settings, name: str, minimum: int) -> int:
+    """A whole number >= minimum, as written (an int, or its digits from the command line); anything
+    else is a ValueError naming the setting. Scrapy's getint would turn 1.7 into 1, and a negative
+    count was quietly raised to the minimum."""
+    value = settings.get(name, DEFAULTS[name])
+    number = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        number = int(value.strip())
+    if number is None or number < minimum:
+        raise ValueError(f"{name} must be a whole number >= {minimum}, not {value!r}")
+    return number
 
 
 def _optional_float(settings, name: str, default=None) -> Optional[float]:
