@@ -284,8 +284,12 @@ def wrap_feeds(settings) -> None:
 
 
 class ExportedItemFilter:
-    """A feed's item_filter: refuse a page or node item the feed already holds, from an earlier run
-    (read back by ResumeGuard) or from this one; everything else goes to the feed's own filter."""
+    """A feed's item_filter: refuse a page or node item the feed already held when this run started
+    (read back by ResumeGuard); everything else goes to the feed's own filter.
+
+    Only what an earlier run exported counts. Within a run, what gets requested twice is Scrapy's
+    dupefilter's call, with or without JOBDIR: pages fetched at one URL with different bodies (POST
+    paging, `dont_filter`) are different pages, and each keeps its item."""
 
     def __init__(self, feed_options: Dict[str, Any]):
         inner = feed_options.get(INNER_FILTER_OPTION)
@@ -294,30 +298,21 @@ class ExportedItemFilter:
         self.inner = load_object(inner)(feed_options)
         self.uri = feed_options.get(URI_OPTION, "")
         self.state = _STATES.get(feed_options.get(TOKEN_OPTION, "")) or ResumeState()
-        self.seen: Optional[Set[Key]] = None
-        self.earlier: FrozenSet[Key] = frozenset()
+        self.earlier: Optional[FrozenSet[Key]] = None
 
     def accepts(self, item: Any) -> bool:
         if not self.inner.accepts(item):
             return False
-        if self.seen is None:  # ResumeGuard filled it in before the first item
-            self.seen = self.state.exported.setdefault(self.uri, set())
-            self.earlier = frozenset(self.seen)
+        if self.earlier is None:  # ResumeGuard read the feed back before the first item
+            self.earlier = frozenset(self.state.exported.get(self.uri, ()))
         key = item_key(item)
-        if key is None:
+        if key is None and ItemAdapter.is_item(item):
             # An item pipeline may have turned a page or node item into a dict (ItemAdapter(item).asdict()):
-            # an item of that shape is held back when an earlier run's feed holds its record, as that
-            # record was read back, but it is not tracked within this run, where a spider's own item of
-            # the same shape must not shadow the page item of its URL.
-            key = record_key(ItemAdapter(item)) if ItemAdapter.is_item(item) else None
-            if key is not None and key in self.earlier:
-                self.state.already_exported(self.uri, item)
-                return False
-            return True
-        if key in self.seen:
+            # a record of that shape is held back too when the feed held it.
+            key = record_key(ItemAdapter(item))
+        if key is not None and key in self.earlier:
             self.state.already_exported(self.uri, item)
             return False
-        self.seen.add(key)
         return True
 
 
