@@ -38,3 +38,13 @@ def sleep_forever(batch):
 
     while True:
         time.sleep(1)
+
+
+def echo_or_hang(batch):
+    """Outcome(page=url) for each page; never returns from a batch holding a page whose URL says "hang"."""
+    import time
+
+    if any("hang" in url for _, _, url in batch):
+        while True:
+            time.sleep(1)
+    return [Outcome(page=url) for _, _, url in batch]

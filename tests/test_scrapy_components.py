@@ -80,6 +80,8 @@ def test_disabled_components_raise_not_configured():
     ("EDREW_BATCH_PAGES", "0", "EDREW_BATCH_PAGES must be a whole number >= 1, not '0'"),
     ("EDREW_MAX_PAGE_BYTES", "-1", "EDREW_MAX_PAGE_BYTES must be a whole number >= 0"),
     ("EDREW_THREADS", True, "EDREW_THREADS must be a whole number"),
+    ("EDREW_WORKER_TIMEOUT", "-5", "EDREW_WORKER_TIMEOUT must be a number of seconds >= 0"),
+    ("EDREW_WORKER_TIMEOUT", "nan", "EDREW_WORKER_TIMEOUT must be a number of seconds >= 0"),
     ("EDREW_BUILDER", "nosuchmodule.builder", "EDREW_BUILDER 'nosuchmodule.builder' cannot be loaded: ModuleNotFoundError"),
     ("EDREW_BUILDER", "json.nosuchname", "EDREW_BUILDER 'json.nosuchname' cannot be loaded: NameError"),
 ])

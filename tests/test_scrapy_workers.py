@@ -169,6 +169,27 @@ def test_a_killer_page_costs_only_itself_with_two_batches_in_flight(tmp_path):
     assert not workers.failed and crawler.stats.get_value("edrew/workers/died") == 3
 
 
+def test_a_worker_that_never_answers_is_terminated_and_costs_only_its_page(caplog):
+    # EDREW_WORKER_TIMEOUT: the batch is given up, the pool killed and restarted, and the hung page,
+    # alone twice, is lost; the crawl goes on (before, it waited for ever, and could not even exit)
+    crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1, "EDREW_WORKER_TIMEOUT": 5})
+    conf = EdrewSettings.from_settings(crawler.settings)
+    assert conf.worker_timeout == 5
+    workers = ProcessPool(conf, EdrewStats(crawler.stats, logging.getLogger("test")),
+                          task=_worker_helpers.echo_or_hang, initializer=_worker_helpers.no_model)
+    try:
+        with caplog.at_level(logging.ERROR):
+            [lost] = asyncio.run(workers.run(batch("http://a/1?hang")))
+            [after] = asyncio.run(workers.run(batch("http://a/2")))
+    finally:
+        workers.close()
+    assert lost.page is None and "lost with its worker process: TimeoutError" in lost.error
+    assert after.page == "http://a/2" and after.error is None
+    assert crawler.stats.get_value("edrew/workers/timeouts") == 2
+    assert crawler.stats.get_value("edrew/workers/died") == 2 and not workers.failed
+    assert "gave no result for 1 page(s) in 5 s (EDREW_WORKER_TIMEOUT)" in caplog.text
+
+
 def test_after_the_restarts_the_pages_are_done_in_process(tmp_path, caplog):
     from test_scrapy_scoring import responses, run
 

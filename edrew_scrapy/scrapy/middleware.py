@@ -103,18 +103,29 @@ class WorkerPool:
             self._executor.shutdown(wait=False, cancel_futures=True)
 
 
-async def await_future(future) -> Any:
-    """Await a concurrent.futures.Future (of a thread or a process pool) under either reactor."""
+async def await_future(future, timeout: Optional[float] = None) -> Any:
+    """Await a concurrent.futures.Future (of a thread or a process pool) under either reactor; past
+    `timeout` seconds, TimeoutError (the future itself is left to its owner)."""
     if asyncio_in_use():
-        return await asyncio.wrap_future(future)
-    from twisted.internet import reactor
+        if timeout is None:
+            return await asyncio.wrap_future(future)
+        return await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+    from twisted.internet import defer, reactor
 
     d: Deferred = Deferred()
     future.add_done_callback(lambda f: reactor.callFromThread(_settle, d, f))
-    return await d
+    if timeout is None:
+        return await d
+    d.addTimeout(timeout, reactor)
+    try:
+        return await d
+    except defer.TimeoutError:
+        raise TimeoutError(f"no result after {timeout:g} s") from None
 
 
 def _settle(d: Deferred, future) -> None:
+    if d.called:  # given up on (timed out) before the future was done
+        return
     exc = future.exception()
     if exc is not None:
         d.errback(exc)

@@ -61,6 +61,17 @@ def load_scorer(conf: EdrewSettings):
 _gc_frozen = False
 
 
+def _terminate_at_shutdown(processes) -> None:
+    """A forced stop (a second Ctrl-C) stops the reactor without closing the spider: the workers are
+    killed then, or one that never answers keeps the process from exiting. After a clean close they
+    hold nothing (the engine waits for the pages being scored), so this costs nothing there."""
+    import sys
+
+    reactor = sys.modules.get("twisted.internet.reactor")
+    if reactor is not None and hasattr(reactor, "addSystemEventTrigger"):
+        reactor.addSystemEventTrigger("before", "shutdown", processes.terminate)
+
+
 def freeze_gc_once() -> None:
     """Keep the objects alive after the first model load out of every later cyclic collection.
 
@@ -167,6 +178,7 @@ class EdrewSpiderMiddleware:
 
                 processes = ProcessPool(conf, EdrewStats(crawler.stats, logger))
                 loaded = processes.start()  # blocks until one worker has loaded the model
+                _terminate_at_shutdown(processes)
                 directory, model_threshold = loaded["directory"], loaded["threshold"]
                 region = loaded.get("region_share")
             else:

@@ -12,6 +12,9 @@ worker is sent once more, in case another page in flight killed it), so a page t
 costs only itself (an edrew/errors count) and three restarts. After MAX_RESTARTS restarts with no
 batch done between them, the plugin stops using processes and serialises and scores in the crawl
 process, as with EDREW_WORKERS = 0 (edrew/workers/fallback): the crawl never loses its pages to a pool.
+A pool that gives no result for a batch within EDREW_WORKER_TIMEOUT is killed and counts as a death
+(edrew/workers/timeouts too): a hung worker costs its page, not the crawl. While a batch's pages are
+sent again one by one, no other batch is in the pool, so a bad page cannot take an innocent one with it.
 """
 from __future__ import annotations
 
@@ -84,6 +87,7 @@ class ProcessPool:
                           conf.region_share)
         self._task = task
         self._initializer = initializer
+        self._timeout = conf.worker_timeout
         self._stats = stats
         self._max_restarts = max_restarts
         self._restarts_left = max_restarts
@@ -122,9 +126,18 @@ class ProcessPool:
             return None
         executor = self._executor
         try:
-            outcomes = await await_future(executor.submit(self._task, list(batch)))
+            outcomes = await await_future(executor.submit(self._task, list(batch)), self._timeout)
             self._restarts_left = self._max_restarts
             return outcomes
+        except TimeoutError as exc:
+            # A worker that never answers (a page that hangs it, a stopped process) would hold the
+            # crawl for ever: its pool is taken down as if it had died, and its pages sent again alone.
+            if self._closed:
+                return [Outcome(stage="score", error="the EDREW worker pool was shut down") for _ in batch]
+            self._hung(executor, len(batch))
+            if self.failed:
+                return None
+            error = exc
         except WorkerStartError as exc:
             # A restarted worker could not load the model any more (its files changed on disk?).
             self._give_up(f"a restarted worker could not load the model: {exc.kind}: {exc.message}")
@@ -178,6 +191,25 @@ class ProcessPool:
         if self.failed:
             return set()
         return set(getattr(self._executor, "_processes", None) or {})
+
+    def _hung(self, executor: ProcessPoolExecutor, pages: int) -> None:
+        if executor is not self._executor:
+            return  # already replaced, after another batch's failure
+        self._stats.inc("workers/timeouts")
+        logger.error("EDREW worker pool gave no result for %d page(s) in %g s (EDREW_WORKER_TIMEOUT): "
+                     "terminating its processes", pages, self._timeout)
+        self.terminate(executor)
+        self._broken(executor, TimeoutError(f"no result in {self._timeout:g} s"))
+
+    def terminate(self, executor: Optional[ProcessPoolExecutor] = None) -> None:
+        """Kill the worker processes now, whatever they hold: for a hung pool, and at the reactor's
+        shutdown, where a worker that never answers would otherwise keep the crawl process from
+        exiting (the executor's own exit handler joins its processes). SIGKILL: a stopped process
+        (SIGSTOP, a debugger) would hold SIGTERM until it runs again."""
+        executor = executor or self._executor
+        for process in list((getattr(executor, "_processes", None) or {}).values()):
+            if process.is_alive():
+                process.kill()
 
     def _broken(self, executor: ProcessPoolExecutor, exc: BaseException) -> None:
         if executor is not self._executor:

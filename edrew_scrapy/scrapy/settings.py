@@ -27,6 +27,7 @@ DEFAULTS = {
     "EDREW_THREADS": 1,             # serialisation threads; 0 runs it (and scoring) on the reactor thread
     "EDREW_TORCH_THREADS": 1,       # torch intra-op threads for scoring; 0 leaves torch's own setting
     "EDREW_WORKERS": 1,             # worker processes that serialise and score; 0: threads in the crawl process
+    "EDREW_WORKER_TIMEOUT": 300,    # seconds a worker may take for one batch before it is taken for hung; 0: no limit
     "EDREW_RESUME": True,           # with JOBDIR: restart after an unclean stop; no page twice in a feed
     "EDREW_CACHE_MB": 128,          # the scorer's caches, per process that scores; 0: bounded by entries only
 }
@@ -50,6 +51,7 @@ class EdrewSettings:
     workers: int = 0
     cache_mb: Optional[float] = 128.0
     region_share: Optional[float] = None  # None: the model card's; 0.0: no main-region step
+    worker_timeout: Optional[float] = 300.0  # None: a worker may take as long as it takes
 
     @classmethod
     def from_settings(cls, settings) -> "EdrewSettings":
@@ -93,6 +95,8 @@ class EdrewSettings:
             workers=_int(settings, "EDREW_WORKERS", 0),
             cache_mb=_cache_mb(_optional_float(settings, "EDREW_CACHE_MB", DEFAULTS["EDREW_CACHE_MB"])),
             region_share=_region_share(_optional_float(settings, "EDREW_REGION_SHARE")),
+            worker_timeout=_worker_timeout(_optional_float(settings, "EDREW_WORKER_TIMEOUT",
+                                                           DEFAULTS["EDREW_WORKER_TIMEOUT"])),
         )
 
 
@@ -141,3 +145,12 @@ def _cache_mb(mb: Optional[float]) -> Optional[float]:
     if not math.isfinite(mb) or mb < 0:  # nan would pass `mb < 0` and fail later as a model error
         raise ValueError(f"EDREW_CACHE_MB must be a number >= 0, not {mb!r}")
     return mb or None
+
+
+def _worker_timeout(seconds: Optional[float]) -> Optional[float]:
+    """EDREW_WORKER_TIMEOUT in seconds; 0 (or None) is no limit."""
+    if seconds is None:
+        return None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ValueError(f"EDREW_WORKER_TIMEOUT must be a number of seconds >= 0, not {seconds!r}")
+    return seconds or None
