@@ -26,6 +26,18 @@ def test_generic_short_strings_do_not_match_by_accident():
     assert labels == [0, 0, 1, 1, 0, 1, 1, 0, 0]
 
 
+def test_of_two_copies_the_one_next_to_the_content_is_labelled():
+    # the menu's copy of the heading ties with the article's own: the chain goes through the copy
+    # nearest to the text that follows it (on WCXB page 0693 the nav copy was labelled instead)
+    nodes = ["Home", "Why tomatoes split after heavy rain", "Pricing", "Why tomatoes split after heavy rain",
+             LONG_1, "Water evenly", LONG_2, "Share"]
+    assert align_reference(nodes, REFERENCE).labels == [0, 0, 0, 1, 1, 1, 1, 0]
+    # a copy after the content (a related-stories box) does not take the label from the heading
+    nodes = ["Why tomatoes split after heavy rain", LONG_1, "Water evenly", LONG_2,
+             "Why tomatoes split after heavy rain"]
+    assert align_reference(nodes, REFERENCE).labels == [1, 1, 1, 1, 0]
+
+
 def test_short_node_must_follow_a_match_closely():
     ref = "intro words here " + "filler " * 50 + "read more"
     cfg = AlignConfig(short_slack=5)

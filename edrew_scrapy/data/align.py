@@ -126,8 +126,11 @@ class _MaxTree:
         self.arg = [-1] * (2 * self.n)
 
     def update(self, key: int, value: float, arg: int) -> None:
+        """Keep the best chain ending at `key`; on a tie the later candidate wins (candidates come in
+        document order): a chain through the copy nearest to what follows it, so that the article's
+        own heading is labelled rather than the same words in a menu or breadcrumb above it."""
         p = key + self.n
-        if value <= self.val[p]:
+        if value < self.val[p]:
             return
         self.val[p], self.arg[p] = value, arg
         p >>= 1
