@@ -14,7 +14,7 @@ from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
 from edrew_scrapy.scrapy import Addon, EdrewDownloaderMiddleware, EdrewSpiderMiddleware
-from edrew_scrapy.scrapy.middleware import EXTRACTION_KEY, META_KEY, is_html
+from edrew_scrapy.scrapy.middleware import EXTRACTION_KEY, ITEMS_SENT_KEY, META_KEY, is_html
 from edrew_scrapy.scrapy.settings import DEFAULTS, EdrewSettings
 from edrew_scrapy.project.spiders.edrew import EdrewSpider
 
@@ -81,6 +81,7 @@ def test_disabled_components_raise_not_configured():
     ("EDREW_MAX_PAGE_BYTES", "-1", "EDREW_MAX_PAGE_BYTES must be a whole number >= 0"),
     ("EDREW_THREADS", True, "EDREW_THREADS must be a whole number"),
     ("EDREW_WORKER_TIMEOUT", "-5", "EDREW_WORKER_TIMEOUT must be a number of seconds >= 0"),
+    ("EDREW_WORKERS", "\u00b2", "EDREW_WORKERS must be a whole number >= 0"),
     ("EDREW_WORKER_TIMEOUT", "nan", "EDREW_WORKER_TIMEOUT must be a number of seconds >= 0"),
     ("EDREW_BUILDER", "nosuchmodule.builder", "EDREW_BUILDER 'nosuchmodule.builder' cannot be loaded: ModuleNotFoundError"),
     ("EDREW_BUILDER", "json.nosuchname", "EDREW_BUILDER 'json.nosuchname' cannot be loaded: NameError"),
@@ -91,9 +92,13 @@ def test_wrong_settings_fail_at_start(name, value, message):
 
 
 def test_whole_number_settings_as_written():
+    import numpy as np
+
     conf = EdrewSettings.from_settings(Settings({"EDREW_WORKERS": "2", "EDREW_BATCH_PAGES": 4.0,
-                                                 "EDREW_MAX_PAGE_BYTES": " 0 ", "EDREW_THREADS": 0}))
-    assert (conf.workers, conf.batch_pages, conf.max_page_bytes, conf.threads) == (2, 4, 0, 0)
+                                                 "EDREW_MAX_PAGE_BYTES": "5_000_000", "EDREW_THREADS": np.int64(0),
+                                                 "EDREW_TORCH_THREADS": "+1"}))
+    assert (conf.workers, conf.batch_pages, conf.max_page_bytes, conf.threads, conf.torch_threads) == \
+        (2, 4, 5_000_000, 0, 1)
 
 
 def test_none_written_on_the_command_line_means_unset():
@@ -239,11 +244,13 @@ def test_a_page_carried_over_in_copied_meta_is_dropped():
     crawler, mw = downloader_mw()
     request, resp = response()
     resolve(mw.process_response(request, resp))
-    copied = {**resp.meta, EXTRACTION_KEY: "the previous page's scores"}
+    # the previous page's scores, and the mark that its items left (which would drop this page's)
+    copied = {**resp.meta, EXTRACTION_KEY: "the previous page's scores", ITEMS_SENT_KEY: True}
     request2, json_resp = response(url="http://example.com/data.json", body=b"{}", cls=TextResponse,
                                    headers={"Content-Type": "application/json"}, meta=copied)
     resolve(mw.process_response(request2, json_resp))
     assert META_KEY not in json_resp.meta and EXTRACTION_KEY not in json_resp.meta
+    assert ITEMS_SENT_KEY not in json_resp.meta
 
 
 def test_without_the_spider_middleware_pages_are_serialised_not_scored():

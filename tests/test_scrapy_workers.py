@@ -420,3 +420,81 @@ def test_a_worker_killed_mid_crawl_costs_no_page(serve, tmp_path):
     # Every page after the kill was still serialised and scored: an item for each content page.
     assert stats["edrew/pages"] == len(PAGES)
     assert {f"{base}/{p}" for p in PAGES if "/" in p} <= {item["url"] for item in items}
+
+
+class _FakeExecutor:
+    """An executor whose futures the test settles by hand; `live` lists what is in the pool."""
+
+    def __init__(self, live):
+        self.live, self._processes = live, {}
+
+    def submit(self, task, pages):
+        from concurrent.futures import Future
+
+        future = Future()
+        future.urls = [url for _, _, url in pages]
+        self.live.append(future)
+        return future
+
+    def shutdown(self, wait=True, cancel_futures=False):
+        pass
+
+
+def _fake_pool():
+    live = []
+
+    class FakePool(ProcessPool):
+        def _new_executor(self):
+            return _FakeExecutor(live)
+
+    crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1})
+    return FakePool(EdrewSettings.from_settings(crawler.settings), EdrewStats(crawler.stats, logging.getLogger("t"))), live
+
+
+def _in_pool(live):
+    return [f.urls for f in live if not f.done()]
+
+
+async def _ticks(n=10):
+    for _ in range(n):
+        await asyncio.sleep(0)
+
+
+def _finish(live, prefix):
+    from edrew_scrapy.workers import Outcome
+
+    for f in list(live):
+        if not f.done() and f.urls[0].startswith(prefix):
+            f.set_result([Outcome(page=u) for u in f.urls])
+
+
+def test_lone_turns_survive_a_cancelled_waiter_and_keep_new_batches_out():
+    from concurrent.futures.process import BrokenProcessPool
+
+    workers, live = _fake_pool()
+
+    async def main():
+        a = asyncio.ensure_future(workers.run(batch("a1", "a2")))
+        c = asyncio.ensure_future(workers.run(batch("c1", "c2")))
+        await _ticks()
+        live[0].set_exception(BrokenProcessPool("died"))  # a fails first (its timeout, say)
+        await _ticks()
+        d = asyncio.ensure_future(workers.run(batch("d1")))  # a new batch, queued before c's failure
+        await _ticks()
+        live[1].set_exception(BrokenProcessPool("died"))
+        await _ticks()
+        c.cancel()  # a waiter on the turn gate cancelled (a forced stop): the gate stays shut
+        await _ticks()
+        assert _in_pool(live) == [["a1"]]
+        _finish(live, "a")
+        await _ticks()
+        assert _in_pool(live) == [["a2"]]  # still a's turn; d waits for every lone turn to end
+        _finish(live, "a")
+        await _ticks()
+        assert [o.page for o in a.result()] == ["a1", "a2"] and c.cancelled()
+        assert _in_pool(live) == [["d1"]]
+        _finish(live, "d")
+        await _ticks()
+        assert [o.page for o in d.result()] == ["d1"]
+
+    asyncio.run(main())

@@ -127,8 +127,10 @@ class _MaxTree:
 
     def update(self, key: int, value: float, arg: int) -> None:
         """Keep the best chain ending at `key`; on a tie the later candidate wins (candidates come in
-        document order): a chain through the copy nearest to what follows it, so that the article's
-        own heading is labelled rather than the same words in a menu or breadcrumb above it."""
+        document order), so a chain that goes on goes through the copy nearest to what follows it: the
+        article's own heading rather than the same words in a menu or breadcrumb above it. (The chain's
+        end is chosen with a strict `>` in align_reference: of two tied last copies, the earlier, next
+        to what precedes it.)"""
         p = key + self.n
         if value < self.val[p]:
             return

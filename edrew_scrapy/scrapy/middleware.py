@@ -166,6 +166,7 @@ class EdrewDownloaderMiddleware:
         request.meta.pop(META_KEY, None)
         request.meta.pop(EXTRACTION_KEY, None)
         request.meta.pop(PARSED_KEY, None)
+        request.meta.pop(ITEMS_SENT_KEY, None)
         reason = self._skip_reason(request, response)
         if reason is not None:
             self.stats.skip(reason, response.url, self._skip_detail(reason, response))

@@ -72,6 +72,16 @@ def main_module_problem() -> Optional[str]:
             f"would run it again (multiprocessing's spawn)")
 
 
+def _uncancellable() -> Future:
+    """A Future that only ever gets a result: the gates above are awaited by many batches, and
+    asyncio passes a waiter's cancellation on to the Future it waits on unless that one is running.
+    Everything that sets or reads them runs on the reactor's thread, so a check and the next turn's
+    start cannot interleave."""
+    future: Future = Future()
+    future.set_running_or_notify_cancel()
+    return future
+
+
 class WorkerError(Exception):
     """An error raised in a worker process, re-raised here from its formatted traceback."""
 
@@ -93,7 +103,12 @@ class ProcessPool:
         self._restarts_left = max_restarts
         self._closed = False
         self.failed = False  # restarts spent: the caller serialises and scores in process from then on
-        self._lone_turn: Optional[Future] = None  # set while a batch's pages are sent again one by one
+        # While a failed batch's pages are sent again one by one, nothing else may be in the pool:
+        # _lone_turn is the turn running now, _lone_batches counts the failed batches running or waiting
+        # for theirs, and _lone_done is set when that count is back to 0 (new batches wait for it).
+        self._lone_turn: Optional[Future] = None
+        self._lone_batches = 0
+        self._lone_done: Optional[Future] = None
         self._executor = self._new_executor()
 
     def _new_executor(self) -> ProcessPoolExecutor:
@@ -121,7 +136,8 @@ class ProcessPool:
         """One Outcome per page of `batch`, or None once the pool has failed for good (the caller
         then does the work in process)."""
         if not _alone:
-            await self._wait_for_lone_pages()
+            while self._lone_batches:
+                await await_future(self._lone_done)
         if self.failed:
             return None
         executor = self._executor
@@ -161,15 +177,24 @@ class ProcessPool:
         # again on its own. Sequentially: this is rare, and it works under either reactor.
         if _alone:
             return await self._each_alone(batch, retried)
-        # Alone means alone in the pool: the other batches that died with this one, and new ones, wait
-        # until these pages are through. Two batches retrying side by side let the bad page of one
-        # kill the pool under the other's lone page, which then counted as the culprit.
-        await self._wait_for_lone_pages()
-        turn = self._lone_turn = Future()
+        # Alone means alone in the pool: the other batches that died with this one take their turns one
+        # after another, and new ones wait until all are through. Two batches retrying side by side let
+        # the bad page of one kill the pool under the other's lone page, which then counted as the culprit.
+        if not self._lone_batches:
+            self._lone_done = _uncancellable()
+        self._lone_batches += 1
         try:
-            return await self._each_alone(batch, retried)
+            while self._lone_turn is not None and not self._lone_turn.done():
+                await await_future(self._lone_turn)
+            turn = self._lone_turn = _uncancellable()
+            try:
+                return await self._each_alone(batch, retried)
+            finally:
+                turn.set_result(None)
         finally:
-            turn.set_result(None)
+            self._lone_batches -= 1
+            if not self._lone_batches:
+                self._lone_done.set_result(None)
 
     async def _each_alone(self, batch: Sequence[PageInput], retried: bool) -> Optional[List[Outcome]]:
         outcomes: List[Outcome] = []
@@ -180,11 +205,6 @@ class ProcessPool:
             outcomes.extend(result)
         return outcomes
 
-    async def _wait_for_lone_pages(self) -> None:
-        """Until no batch's pages are being sent again one by one. Everything here runs on the
-        reactor's thread, so the check and the next turn's start cannot interleave."""
-        while self._lone_turn is not None and not self._lone_turn.done():
-            await await_future(self._lone_turn)
 
     def pids(self) -> set:
         """The process ids of the current pool's workers (none once the pool has failed)."""

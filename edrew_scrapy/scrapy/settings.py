@@ -7,6 +7,7 @@ enabled by hand without the add-on.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -106,12 +107,15 @@ def _int(settings, name: str, minimum: int) -> int:
     count was quietly raised to the minimum."""
     value = settings.get(name, DEFAULTS[name])
     number = None
-    if isinstance(value, int) and not isinstance(value, bool):
-        number = value
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        number = int(value)
     elif isinstance(value, float) and value.is_integer():
         number = int(value)
-    elif isinstance(value, str) and value.strip().lstrip("+-").isdigit():
-        number = int(value.strip())
+    elif isinstance(value, str):
+        try:
+            number = int(value.strip())  # "+1", "5_000_000" as Python reads them
+        except ValueError:
+            number = None
     if number is None or number < minimum:
         raise ValueError(f"{name} must be a whole number >= {minimum}, not {value!r}")
     return number
@@ -148,7 +152,9 @@ def _cache_mb(mb: Optional[float]) -> Optional[float]:
 
 
 def _worker_timeout(seconds: Optional[float]) -> Optional[float]:
-    """EDREW_WORKER_TIMEOUT in seconds; 0 (or None) is no limit."""
+    """EDREW_WORKER_TIMEOUT in seconds, counted from the moment a batch is sent (time queued behind the
+    other batch in flight and a restarted worker's start-up included); 0 is no limit (None, as for any
+    Scrapy setting, is the default)."""
     if seconds is None:
         return None
     if not math.isfinite(seconds) or seconds < 0:
