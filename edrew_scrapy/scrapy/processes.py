@@ -205,7 +205,6 @@ class ProcessPool:
             outcomes.extend(result)
         return outcomes
 
-
     def pids(self) -> set:
         """The process ids of the current pool's workers (none once the pool has failed)."""
         if self.failed:
