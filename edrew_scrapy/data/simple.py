@@ -83,14 +83,12 @@ def check_record(r, where: str) -> None:
 
 def _check_selector(selector: str, where: str) -> None:
     from cssselect import SelectorError, parse
-    from parsel import css2xpath
-
     from parsel import Selector
 
     try:
-        css2xpath(selector)
         pseudo = any(s.pseudo_element for s in parse(selector))
-        # some selectors translate and fail only when run ("ns|a": an undefined namespace prefix)
+        # run, not only translated: some selectors translate and fail when run ("ns|a": an undefined
+        # namespace prefix)
         Selector(text="<html></html>").css(selector)
     except (SelectorError, ValueError) as exc:
         raise DatasetError(f"{where}: invalid CSS selector {selector!r} ({exc})") from None

@@ -28,6 +28,7 @@ from .files import ModelError
 from .head import Head
 from .trie import encode_distinct
 
+
 def _holds_shipped_model(directory: Path) -> bool:
     """`directory` has an edrew model card: a folder that merely shares the name (another package's
     top-level models/default in the same site-packages) must not be taken for ours."""

@@ -145,23 +145,18 @@ class ProcessPool:
             outcomes = await await_future(executor.submit(self._task, list(batch)), self._timeout)
             self._restarts_left = self._max_restarts
             return outcomes
-        except TimeoutError as exc:
-            # A worker that never answers (a page that hangs it, a stopped process) would hold the
-            # crawl for ever: its pool is taken down as if it had died, and its pages sent again alone.
-            if self._closed:
-                return [Outcome(stage="score", error="the EDREW worker pool was shut down") for _ in batch]
-            self._hung(executor, len(batch))
-            if self.failed:
-                return None
-            error = exc
         except WorkerStartError as exc:
             # A restarted worker could not load the model any more (its files changed on disk?).
             self._give_up(f"a restarted worker could not load the model: {exc.kind}: {exc.message}")
             return None
-        except Exception as exc:  # BrokenProcessPool above all; also a result that would not pickle
+        except Exception as exc:  # BrokenProcessPool above all; a timeout; a result that would not pickle
             if self._closed:
                 return [Outcome(stage="score", error="the EDREW worker pool was shut down") for _ in batch]
-            if isinstance(exc, BrokenProcessPool):
+            if isinstance(exc, TimeoutError):
+                # A worker that never answers (a page that hangs it, a stopped process) would hold the
+                # crawl for ever: its pool is taken down as if it had died, and its pages sent again alone.
+                self._hung(executor, len(batch))
+            elif isinstance(exc, BrokenProcessPool):
                 self._broken(executor, exc)
             else:
                 logger.error("EDREW worker task failed for %d page(s): %s: %s", len(batch),

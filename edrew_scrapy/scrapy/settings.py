@@ -94,10 +94,11 @@ class EdrewSettings:
             threads=_int(settings, "EDREW_THREADS", 0),
             torch_threads=_int(settings, "EDREW_TORCH_THREADS", 0),
             workers=_int(settings, "EDREW_WORKERS", 0),
-            cache_mb=_cache_mb(_optional_float(settings, "EDREW_CACHE_MB", DEFAULTS["EDREW_CACHE_MB"])),
+            cache_mb=_limit("EDREW_CACHE_MB", _optional_float(settings, "EDREW_CACHE_MB", DEFAULTS["EDREW_CACHE_MB"])),
             region_share=_region_share(_optional_float(settings, "EDREW_REGION_SHARE")),
-            worker_timeout=_worker_timeout(_optional_float(settings, "EDREW_WORKER_TIMEOUT",
-                                                           DEFAULTS["EDREW_WORKER_TIMEOUT"])),
+            worker_timeout=_limit("EDREW_WORKER_TIMEOUT", _optional_float(settings, "EDREW_WORKER_TIMEOUT",
+                                                                          DEFAULTS["EDREW_WORKER_TIMEOUT"]),
+                                  "a number of seconds"),
         )
 
 
@@ -142,21 +143,13 @@ def _region_share(share: Optional[float]) -> Optional[float]:
     return share
 
 
-def _cache_mb(mb: Optional[float]) -> Optional[float]:
-    """EDREW_CACHE_MB as MiB; 0 (or None) is no byte limit: the caches' entry limits alone bound them."""
-    if mb is None:
+def _limit(name: str, value: Optional[float], what: str = "a number") -> Optional[float]:
+    """A limit that is a number >= 0, where 0 (or None) means none: EDREW_CACHE_MB (MiB; without a
+    byte limit the caches' entry limits alone bound them) and EDREW_WORKER_TIMEOUT (seconds, counted
+    from the moment a batch is sent: time queued behind the other batch in flight and a restarted
+    worker's start-up included; None, as for any Scrapy setting, is the default)."""
+    if value is None:
         return None
-    if not math.isfinite(mb) or mb < 0:  # nan would pass `mb < 0` and fail later as a model error
-        raise ValueError(f"EDREW_CACHE_MB must be a number >= 0, not {mb!r}")
-    return mb or None
-
-
-def _worker_timeout(seconds: Optional[float]) -> Optional[float]:
-    """EDREW_WORKER_TIMEOUT in seconds, counted from the moment a batch is sent (time queued behind the
-    other batch in flight and a restarted worker's start-up included); 0 is no limit (None, as for any
-    Scrapy setting, is the default)."""
-    if seconds is None:
-        return None
-    if not math.isfinite(seconds) or seconds < 0:
-        raise ValueError(f"EDREW_WORKER_TIMEOUT must be a number of seconds >= 0, not {seconds!r}")
-    return seconds or None
+    if not math.isfinite(value) or value < 0:  # nan would pass `value < 0` and fail later, far from here
+        raise ValueError(f"{name} must be {what} >= 0, not {value!r}")
+    return value or None
