@@ -96,9 +96,23 @@ def test_simple_json_list_and_mapping(tmp_path):
     pages = list(simple.iter_pages(tmp_path))
     assert _labelled(pages[0]) == ["Title here"]
     assert pages[0].domain == "p.html"  # no URL: the file is its own group
+    assert pages[0].group == "p.html"   # ... and not cut to a registrable domain ("p.html" -> "p.html")
     (tmp_path / "list.json").write_text(json.dumps([{"file": "p.html", "relevant": ["Menu"], "id": "x"}]))
     pages = list(simple.iter_pages(tmp_path, labels=tmp_path / "list.json"))
     assert pages[0].page_id == "x" and _labelled(pages[0]) == ["Menu"]
+
+
+def test_simple_group_keys(tmp_path):
+    from edrew_scrapy.data.splits import by_domain
+
+    (tmp_path / "p.html").write_text("<html><body><p>Some text here</p></body></html>")
+    (tmp_path / "labels.jsonl").write_text(
+        '{"file": "p.html", "id": "1", "url": "https://uk.shop.example.com/a", "relevant": ["x"]}\n'
+        '{"file": "p.html", "id": "2", "url": "https://uk.shop.example.com/b", "group": "uk.shop", "relevant": ["x"]}\n'
+        '{"file": "p.html", "id": "3", "relevant": ["x"]}\n')
+    pages = list(simple.iter_pages(tmp_path))
+    assert [p.domain for p in pages] == ["uk.shop.example.com", "uk.shop", "3"]
+    assert [by_domain(p) for p in pages] == ["example.com", "uk.shop", "3"]
 
 
 def test_simple_missing_file_key_is_an_error(tmp_path):

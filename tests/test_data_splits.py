@@ -3,7 +3,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from edrew_scrapy.data.splits import cross_site_splits, group_kfold, swde_split
+from edrew_scrapy.data import registrable_domain
+from edrew_scrapy.data.splits import by_domain, by_host, cross_site_splits, group_kfold, swde_split
 from edrew_scrapy.page import Node, Page
 
 
@@ -68,3 +69,41 @@ def test_cross_site_splits_leave_one_site_out():
     site, train, test = out[0]
     assert test == [0, 2] and train == [1, 3]
     assert [s for s, _, _ in cross_site_splits(pages, test_sites=["beta"])] == ["beta"]
+
+
+@pytest.mark.parametrize("host, site", [
+    ("uk.glossier.com", "glossier.com"), ("glossier.com", "glossier.com"),
+    ("news.bbc.co.uk", "bbc.co.uk"), ("shop.example.com.au", "example.com.au"),
+    ("x.gov.uk", "x.gov.uk"),           # gov.uk is a suffix: x.gov.uk is what its owner registered
+    ("a.substack.com", "substack.com"),  # one platform's template: one group, stricter than the PSL
+    ("arlo.co", "arlo.co"), ("a.b.online.fr", "online.fr"),
+    ("WWW.Example.COM.", "example.com"), ("localhost", "localhost"), ("10.0.0.7", "10.0.0.7"),
+    ("::1", "::1"), ("", ""),
+])
+def test_registrable_domain(host, site):
+    assert registrable_domain(host) == site
+
+
+@dataclass
+class G(P):
+    group: str = ""
+
+
+def test_folds_keep_the_hosts_of_one_registrable_domain_together():
+    # a shop's country sites and a platform's blogs share their templates: never on both sides
+    hosts = ["glossier.com", "uk.glossier.com", "buy.glossier.com", "a.substack.com", "b.substack.com",
+             "c.com", "d.com", "e.com", "f.com", "g.com"]
+    pages = [G(h) for h in hosts]
+    for train, test in group_kfold(pages, k=3, seed=1):
+        for group in ({0, 1, 2}, {3, 4}):
+            assert group <= set(test) or not group & set(test)
+    # by host (the measurements before 27 Nov 2026) they may be split
+    by_host_folds = group_kfold(pages, k=3, key=by_host, seed=1)
+    assert any(0 < len({0, 1, 2} & set(test)) < 3 for _, test in by_host_folds)
+
+
+def test_a_dataset_named_group_is_the_key_as_given():
+    # the simple format's `group` is the user's own key: not cut down to a registrable domain
+    pages = [G("a.x.com", group="a.x.com"), G("b.x.com", group="b.x.com")]
+    assert [by_domain(p) for p in pages] == ["a.x.com", "b.x.com"]
+    assert [by_host(p) for p in pages] == ["a.x.com", "b.x.com"]

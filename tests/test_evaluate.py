@@ -276,3 +276,22 @@ def test_cli_swde_filters_are_refused_for_other_datasets(tmp_path, capsys, datas
     status, err = cli(capsys, "evaluate", "--dataset", dataset, str(DATA / dataset), "--sites", "nosuch",
                       "--extractors", "oracle", "--no-progress", "--out", str(tmp_path))
     assert (status, err) == (2, f"edrew evaluate: --sites filter SWDE datasets only, not --dataset {dataset}\n")
+
+
+@pytest.mark.parametrize("group_by, sites", [("domain", ["a.com", "b.com", "shop.com"]),
+                                              ("host", ["a.com", "b.com", "shop.com", "uk.shop.com"])])
+def test_splits_group_by_registrable_domain_or_host(group_by, sites):
+    from argparse import Namespace
+    from types import SimpleNamespace
+
+    from edrew_scrapy.commands.evaluate import make_splits
+
+    pages = [SimpleNamespace(domain=h, group="", page_type_or_site="article")
+             for h in ["uk.shop.com", "shop.com", "a.com", "b.com"]]
+    args = Namespace(split="cross-site", dataset="wcxb", folds=2, seed=1, group_by=group_by)
+    assert [name for name, _train, _test in make_splits(pages, args)] == [f"test={s}" for s in sites]
+    args.split = None  # k-fold: uk.shop.com and shop.com share a fold by domain
+    folds = {i: name for name, _train, test in make_splits(pages, args) for i in test}
+    assert sorted(folds) == [0, 1, 2, 3]
+    if group_by == "domain":
+        assert folds[0] == folds[1]

@@ -11,7 +11,7 @@ from edrew_scrapy.model.elmo import default_options
 from edrew_scrapy.model.scorer import load_model
 from edrew_scrapy.model.pretrain import build_vocab, sequences_from_html
 from edrew_scrapy.model.thresholds import choose_threshold
-from edrew_scrapy.model.train import TrainConfig, split_by_group, train
+from edrew_scrapy.model.train import TrainConfig, check_config, split_by_group, train
 from edrew_scrapy.serializer import serialize
 
 from _model_helpers import TINY
@@ -317,3 +317,29 @@ def test_pages_of_one_domain_leave_nothing_to_train_on(tmp_path):
                               for line in labels.read_text().splitlines()))
     with pytest.raises(ValueError, match="no pages left to train on: .* the 4 pages come from 1 domain"):
         train(config(tmp_path, "out", variants=("d",)))
+
+
+def test_hosts_of_one_registrable_domain_are_one_group(tmp_path):
+    # uk.one.test and us.one.test are one site: by registrable domain (the default) nothing is left to
+    # train on, by host (as the shipped models were trained) the split is made and the refusal is not
+    (tmp_path / "data").mkdir()
+    write_dataset(tmp_path / "data", n=4)
+    labels = tmp_path / "data" / "labels.jsonl"
+    labels.write_text("".join(json.dumps(dict(json.loads(line), url=f"http://h{i}.one.test/story")) + "\n"
+                              for i, line in enumerate(labels.read_text().splitlines())))
+    with pytest.raises(ValueError, match="no pages left to train on: .* the 4 pages come from 1 domain"):
+        train(config(tmp_path, "out", variants=("a",)))
+    cfg = config(tmp_path, "out", variants=("a",))
+    cfg.group_by = "host"
+    cfg.pretrain_steps = 1
+    cfg.epochs = 1
+    train(cfg)
+    card = load_model(tmp_path / "out").card
+    assert card["training"]["split_rule"] == "pages grouped by host, seeded shuffle of groups"
+
+
+def test_group_by_is_checked_before_anything_runs(tmp_path):
+    cfg = config(tmp_path, "out")
+    cfg.group_by = "site"
+    with pytest.raises(ValueError, match="--group-by must be domain or host, got 'site'"):
+        check_config(cfg)

@@ -86,6 +86,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="kfold by domain (default for wcxb/simple), swde = 70/20/10 over unique pages "
                              "(default for swde), cross-site = leave one site out, none = test on all pages")
     parser.add_argument("--folds", type=int_at_least(2), default=5, help="folds for --split kfold")
+    parser.add_argument("--group-by", choices=("domain", "host"), default="domain",
+                        help="split key for --split kfold and cross-site: the registrable domain of the "
+                             "page's host (default; uk.shop.com and shop.com are one site), or the host "
+                             "alone, as measured before 27 Nov 2026 (a dataset's own groups win either way)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--limit", type=int_at_least(1), default=None, help="evenly spaced sample of N pages")
     parser.add_argument("--sites", default=None, help="swde: comma list of sites")
@@ -129,10 +133,11 @@ def make_splits(pages, args) -> List[Tuple[str, List[int], List[int]]]:
     if kind == "swde":
         train, _val, test = splits.swde_split(pages, seed=args.seed)
         return [("70/20/10", train, test)]
+    by_group = splits.by_host if getattr(args, "group_by", "domain") == "host" else splits.by_domain
     if kind == "cross-site":
-        key = splits.by_site if args.dataset == "swde" else splits.by_domain
+        key = splits.by_site if args.dataset == "swde" else by_group
         return [(f"test={s}", tr, te) for s, tr, te in splits.cross_site_splits(pages, key=key)]
-    folds = splits.group_kfold(pages, k=args.folds, seed=args.seed)
+    folds = splits.group_kfold(pages, k=args.folds, key=by_group, seed=args.seed)
     return [(f"fold{i + 1}", tr, te) for i, (tr, te) in enumerate(folds)]
 
 
@@ -199,6 +204,7 @@ def train_config(args, folder: Path, model_dir: Path, split_name: str):
                        node_weights=args.train_node_weights,
                        node_dim=args.train_node_dim, context_dim=args.train_context_dim,
                        seed=args.seed if args.train_seed is None else args.train_seed,
+                       group_by=args.group_by,
                        bilm_from=Path(args.train_bilm.replace("{split}", model_dir.name))
                        if args.train_bilm else None,
                        command=f"edrew evaluate --train-model ({split_name})",

@@ -40,6 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--val-fraction", type=float, default=0.1)
     parser.add_argument("--test-fraction", type=float, default=0.0,
                         help="held-out pages (grouped by domain/site) for the reported test metrics")
+    parser.add_argument("--group-by", choices=("domain", "host"), default="domain",
+                        help="wcxb/simple: keep each registrable domain (default; uk.shop.com and shop.com "
+                             "are one site) or each host on one side of the validation/test split; the "
+                             "shipped models were trained with host")
     parser.add_argument("--limit", type=int, default=None, help="use an evenly spaced sample of N pages")
     parser.add_argument("--sites", default=None, help="swde: comma list of sites")
     parser.add_argument("--attrs", default=None, help="swde: comma list of attributes")
@@ -146,8 +150,8 @@ def _run(args: argparse.Namespace) -> int:
         pretrain_html=Path(args.pretrain_html) if args.pretrain_html else None,
         pretrain_minutes=args.pretrain_minutes, pretrain_steps=args.pretrain_steps,
         max_minutes=args.max_minutes, epochs=args.epochs, seed=args.seed, threads=args.threads,
-        val_fraction=args.val_fraction, test_fraction=args.test_fraction, limit=args.limit,
-        sites=sites, attrs=attrs,
+        val_fraction=args.val_fraction, test_fraction=args.test_fraction, group_by=args.group_by,
+        limit=args.limit, sites=sites, attrs=attrs,
         labels_file=Path(args.labels) if args.labels else None, progress=not args.no_progress,
         metric=args.metric, region_share=args.region_share, device=args.device, bilm_from=_model_dir(args.bilm),
         skip_settled=args.skip_settled, node_weights=args.node_weights,

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 from ..page import Page
 
 __all__ = ["DatasetError", "LabelledPage", "normalize_text", "words", "read_source", "read_text", "read_json",
-           "expect", "expect_strings", "describe", "domain_of"]
+           "expect", "expect_strings", "describe", "domain_of", "registrable_domain"]
 
 _WS = re.compile(r"\s+")
 # The WCXB metric's tokens: runs of word characters, lower-cased.
@@ -104,7 +104,9 @@ class LabelledPage:
     """A serialized page with one 0/1 label per node.
 
     `page_type_or_site` is WCXB's page type ("article", "forum", ...) or SWDE's site name; `domain` is
-    the grouping key for cross-validation (a site is never split across folds). `meta` holds the
+    the page's host ("www." dropped); `group` the split key a dataset names itself (the simple format's
+    `group`), else empty: cross-validation then groups by the host's registrable domain
+    (:func:`edrew_scrapy.data.splits.by_domain`), so a site is never split across folds. `meta` holds the
     dataset's extras: "source" (path of the HTML file) always; WCXB adds "main_content", "with",
     "without", "title"; SWDE adds "values" {attr: [values]} and "node_attrs" (one list of attribute
     names per node, aligned with page.nodes).
@@ -117,6 +119,7 @@ class LabelledPage:
     page: Page
     labels: List[int]
     meta: dict = field(default_factory=dict)
+    group: str = ""
 
     @property
     def relevant_text(self) -> str:
@@ -159,3 +162,28 @@ def domain_of(url: Optional[str], where: str = "") -> str:
     except ValueError as exc:
         raise DatasetError(f"{where or 'url'}: {url!r} is not a URL ({exc})") from None
     return host[4:] if host.startswith("www.") else host
+
+
+# Second-level labels under which a country's registry sells names (bbc.co.uk, abc.net.au, gov.uk sites):
+# under a two-letter top-level domain, a host ending in one of these keeps three labels. A compact stand-in
+# for the Public Suffix List, which is not shipped: it covers the multi-label suffixes of WCXB and SWDE
+# and the common ccTLD patterns. Hosting platforms (github.io, readthedocs.io, substack.com) are NOT
+# suffixes here, unlike in the PSL's private section: their sites share one template, which is exactly what
+# must not sit on both sides of a split.
+_SECOND_LEVEL = frozenset("ac co com edu gov net org ne or go gob gouv mil nic ltd plc sch nhs gv id "
+                          "info biz firm gen ind res nom".split())
+
+
+def registrable_domain(host: str) -> str:
+    """The part of `host` a single owner registers: "uk.glossier.com" -> "glossier.com", "news.bbc.co.uk"
+    -> "bbc.co.uk", "a.substack.com" -> "substack.com"; IP addresses and one- or two-label hosts as given.
+    The key that keeps one shop, publisher or platform on one side of a cross-validation split."""
+    host = (host or "").lower().rstrip(".")
+    if not host or ":" in host or host.replace(".", "").isdigit():
+        return host
+    labels = host.split(".")
+    if len(labels) <= 2:
+        return host
+    if len(labels[-1]) == 2 and labels[-2] in _SECOND_LEVEL:
+        return ".".join(labels[-3:])
+    return ".".join(labels[-2:])

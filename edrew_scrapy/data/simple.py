@@ -13,8 +13,9 @@ Keys per page (`file` is required, relative to the folder; `.gz` files are gunzi
 * `main_content`: plain text; nodes are aligned to it like WCXB (:func:`align_reference`).
 * `selectors`: CSS selectors (parsel); the text of the selected elements becomes the reference that
   nodes are aligned to, so a node counts when its text lies inside a selected element's text.
-* optional `url`, `encoding`, `page_type` (reported per type), `group` (split key; default the URL's
-  domain, else the file name), `id` (default the file name).
+* optional `url`, `encoding`, `page_type` (reported per type), `group` (split key; default the
+  registrable domain of the URL's host, so shop.example.co.uk and example.co.uk are one group, else
+  the file name), `id` (default the file name).
 
 Several keys may be combined; a node is relevant when any of them says so. A label file that cannot be
 read, a record that is not JSON or has a key of the wrong type, or an invalid selector raises
@@ -146,6 +147,7 @@ def iter_pages(root, labels=None, ids: Optional[Sequence[str]] = None) -> Iterat
         source = root / r["file"]
         data = read_source(source)
         url = r.get("url")
+        host = domain_of(url)
         page = serialize(data, encoding=r.get("encoding"), url=url)
         texts = [n.content for n in page.nodes]
         labels_ = [0] * len(texts)
@@ -160,7 +162,8 @@ def iter_pages(root, labels=None, ids: Optional[Sequence[str]] = None) -> Iterat
             found = align_reference(texts, selected_text(html, r["selectors"])).labels
             labels_ = [a | b for a, b in zip(labels_, found)]
         yield LabelledPage(
-            page_id=page_id, url=url, domain=r.get("group") or domain_of(url) or page_id,
+            page_id=page_id, url=url, domain=r.get("group") or host or page_id,
+            group=r.get("group") or ("" if host else page_id),  # a page without URL is a group of its own
             page_type_or_site=r.get("page_type") or "page", page=page, labels=labels_,
             meta={"source": str(source), "record": r},
         )

@@ -10,13 +10,22 @@ import random
 from collections import defaultdict
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-__all__ = ["group_kfold", "swde_split", "cross_site_splits", "by_domain", "by_site"]
+from . import registrable_domain
+
+__all__ = ["group_kfold", "swde_split", "cross_site_splits", "by_domain", "by_host", "by_site"]
 
 Split = Tuple[List[int], List[int]]
 
 
 def by_domain(page) -> str:
-    return page.domain
+    """The group a dataset names (the simple format's `group`), else the registrable domain of the page's
+    host: glossier.com and uk.glossier.com, or two substack.com blogs, fall in one fold."""
+    return getattr(page, "group", "") or registrable_domain(page.domain)
+
+
+def by_host(page) -> str:
+    """The page's host alone ("www." dropped), the split key of the measurements before 27 Nov 2026."""
+    return getattr(page, "group", "") or page.domain
 
 
 def by_site(page) -> str:

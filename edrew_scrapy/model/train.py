@@ -104,6 +104,9 @@ class TrainConfig:
     threads: int = 1
     val_fraction: float = 0.1
     test_fraction: float = 0.0
+    # the key that keeps a site on one side of the validation/test split (data.splits): "domain", the
+    # registrable domain of the host, or "host", as models/default and models/swde-book were trained
+    group_by: str = "domain"
     limit: Optional[int] = None
     sites: Optional[List[str]] = None
     attrs: Optional[List[str]] = None
@@ -146,6 +149,8 @@ def check_config(config: TrainConfig) -> None:
     """ValueError naming the option, before any page is read or a minute spent pre-training."""
     from .head import VARIANTS
 
+    if config.group_by not in ("domain", "host"):
+        raise ValueError(f"--group-by must be domain or host, got {config.group_by!r}")
     if not (isinstance(config.n_features, int) and 0 < config.n_features <= N_FEATURES):
         raise ValueError(f"--features must be 1..{N_FEATURES}, got {config.n_features!r}")
     if config.node_weights not in NODE_WEIGHTS:
@@ -222,12 +227,16 @@ def train(config: TrainConfig) -> dict:
             seed=config.seed)
         split_rule = "SWDE protocol: unique pages, seeded shuffle (edrew_scrapy.data.splits.swde_split)"
     else:
-        train_idx, val_idx, test_idx = split_by_group([lp.domain for lp in labelled], config.val_fraction,
-                                                      config.test_fraction, config.seed)
-        split_rule = "pages grouped by domain, seeded shuffle of groups"
+        from ..data.splits import by_domain, by_host
+
+        key = by_host if config.group_by == "host" else by_domain
+        groups = [key(lp) for lp in labelled]
+        train_idx, val_idx, test_idx = split_by_group(groups, config.val_fraction, config.test_fraction, config.seed)
+        split_rule = (f"pages grouped by {'host' if config.group_by == 'host' else 'registrable domain'}, "
+                      "seeded shuffle of groups")
     if not train_idx:  # e.g. every page from one domain, which then goes whole to validation
         raise ValueError(f"{config.path}: no pages left to train on: each domain goes whole to validation or test, "
-                         f"and the {len(labelled)} pages come from {len({lp.domain for lp in labelled})} domain(s)")
+                         f"and the {len(labelled)} pages come from {len(set(groups))} domain(s)")
     if not val_idx:
         val_idx = train_idx[-1:]
     load_seconds = time.monotonic() - started
