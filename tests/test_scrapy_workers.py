@@ -498,3 +498,67 @@ def test_lone_turns_survive_a_cancelled_waiter_and_keep_new_batches_out():
         assert [o.page for o in d.result()] == ["d1"]
 
     asyncio.run(main())
+
+
+FORCED_STOP = textwrap.dedent('''
+    import asyncio, logging, sys
+
+    if __name__ == "__main__":
+        sys.path.insert(0, sys.argv[1])
+        from scrapy.utils.test import get_crawler
+
+        import _worker_helpers
+        from edrew_scrapy.scrapy.pipeline import _terminate_at_shutdown
+        from edrew_scrapy.scrapy.processes import ProcessPool
+        from edrew_scrapy.scrapy.settings import EdrewSettings
+        from edrew_scrapy.scrapy.stats import EdrewStats
+
+        crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1, "EDREW_WORKER_TIMEOUT": 0})
+        workers = ProcessPool(EdrewSettings.from_settings(crawler.settings),
+                              EdrewStats(crawler.stats, logging.getLogger("t")),
+                              task=_worker_helpers.sleep_forever, initializer=_worker_helpers.no_model)
+        _terminate_at_shutdown(workers)
+
+        async def main():
+            asyncio.ensure_future(workers.run([(b"<p>x</p>", None, "http://a/1")]))
+            while not workers._executor._processes:
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)
+
+        asyncio.run(main())  # ends as a forced stop ends the loop: the pool neither closed nor done
+        print("loop ended", flush=True)
+''')
+
+
+def test_a_forced_stop_without_a_reactor_still_exits(tmp_path):
+    # TWISTED_REACTOR_ENABLED=False has no reactor shutdown trigger: the interpreter's exit joined the
+    # executor's processes, and a worker that never answers held the process for ever (rc 124 under
+    # `timeout 40` before the exit hook)
+    import subprocess
+
+    script = tmp_path / "forced.py"
+    script.write_text(FORCED_STOP)
+    proc = subprocess.run([sys.executable, str(script), str(Path(__file__).parent)], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout == "loop ended\n"
+
+
+def test_a_drain_cancelled_by_a_forced_stop_is_no_unhandled_error():
+    # without a reactor a forced stop cancels every asyncio task: each drainer's Deferred then logged a
+    # CRITICAL "Unhandled error in Deferred" traceback; other failures still propagate
+    from twisted.internet.defer import CancelledError, Deferred
+    from twisted.python.failure import Failure
+
+    from edrew_scrapy.scrapy.pipeline import Batcher
+
+    async def run(pages):
+        return pages
+
+    batcher = Batcher(run, 8)
+    for cancelled in (asyncio.CancelledError(), CancelledError()):
+        task = Deferred()
+        batcher._tasks.add(task)
+        assert batcher._forget(Failure(cancelled), task) is None and task not in batcher._tasks
+    other = Failure(ValueError("a real error"))
+    assert batcher._forget(other, Deferred()) is other

@@ -21,6 +21,7 @@ worker, not here, unless the worker pool fails for good and this process takes t
 """
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import gc
 import logging
@@ -30,7 +31,8 @@ from typing import Any, Awaitable, Callable, Deque, List, Optional, Sequence, Se
 from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import CancelledError, Deferred
+from twisted.python.failure import Failure
 
 from .items import NodeItem, PageContext, PageItem
 from .middleware import (EXTRACTION_KEY, ITEMS_SENT_KEY, META_KEY, PARSED_KEY, WorkerPool, register_scoring,
@@ -64,12 +66,37 @@ _gc_frozen = False
 def _terminate_at_shutdown(processes) -> None:
     """A forced stop (a second Ctrl-C) stops the reactor without closing the spider: the workers are
     killed then, or one that never answers keeps the process from exiting. After a clean close they
-    hold nothing (the engine waits for the pages being scored), so this costs nothing there."""
+    hold nothing (the engine waits for the pages being scored), so this costs nothing there.
+
+    Without a Twisted reactor (TWISTED_REACTOR_ENABLED=False) there is no such trigger, and the
+    interpreter's exit joins the executor's processes: a hung worker held the process for ever (reproduced
+    with a worker that never returns). So the workers are also killed by an exit hook that runs before the
+    executor's own: `threading._register_atexit` hooks run newest first, before the threads are joined,
+    and concurrent.futures registers its join there when it is imported, before any pool exists."""
     import sys
+    import threading
+    import weakref
 
     reactor = sys.modules.get("twisted.internet.reactor")
     if reactor is not None and hasattr(reactor, "addSystemEventTrigger"):
         reactor.addSystemEventTrigger("before", "shutdown", processes.terminate)
+    terminate = weakref.WeakMethod(processes.terminate)  # the hook must not keep a finished crawl's pool
+
+    def at_exit() -> None:
+        method = terminate()
+        if method is not None:
+            method()
+
+    register = getattr(threading, "_register_atexit", None)  # CPython >= 3.9; private, hence the guard
+    if register is None:
+        import atexit
+
+        atexit.register(at_exit)  # later than the join, but the best there is
+        return
+    try:
+        register(at_exit)
+    except RuntimeError:  # the interpreter is already shutting down: nothing left to hook
+        pass
 
 
 def freeze_gc_once() -> None:
@@ -119,6 +146,10 @@ class Batcher:
 
     def _forget(self, result, task):
         self._tasks.discard(task)
+        if isinstance(result, Failure) and result.check(asyncio.CancelledError, CancelledError):
+            # a forced stop without a reactor cancels every task: the pages it drops are already
+            # logged as failed downloads, and a traceback per drainer says nothing more
+            return None
         return result
 
     async def _drain(self) -> None:
