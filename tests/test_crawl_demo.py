@@ -114,6 +114,23 @@ def test_crawl_obeys_robots_follows_sitemap_and_counts(page_crawl):
     assert log.count("EDREW skipped") == len([k for k in stats if k.startswith("edrew/skipped/")])
 
 
+@pytest.mark.parametrize("workers", ["0", "1"])
+def test_page_items_without_a_twisted_reactor(demo_url, tmp_path, workers):
+    # Scrapy's reactorless mode runs on a bare asyncio loop: the add-on must not need a reactor, in the
+    # crawl process or with worker processes
+    out = tmp_path / "pages.jsonl"
+    proc = run_scrapy(["crawl", "edrew", "-a", f"urls={demo_url}/{ARTICLE}", "-a", "max_pages=1",
+                       "-a", "sitemaps=0", "-O", str(out), "-s", "TWISTED_REACTOR_ENABLED=False",
+                       "-s", f"EDREW_WORKERS={workers}"])
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "'TWISTED_REACTOR_ENABLED': 'False'" in proc.stderr
+    [item] = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    assert path_of(item["url"]) == ARTICLE
+    assert all(sentence in item["text"] for sentence in ARTICLE_TEXT)
+    assert not any(noise in item["text"] for noise in NOISE)
+    assert "Traceback" not in proc.stderr
+
+
 def test_node_items_under_a_twisted_reactor(demo_url, tmp_path):
     # Not the asyncio reactor this time: the worker threads hand results back through Deferreds.
     out = tmp_path / "nodes.jsonl"
