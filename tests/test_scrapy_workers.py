@@ -501,7 +501,7 @@ def test_lone_turns_survive_a_cancelled_waiter_and_keep_new_batches_out():
 
 
 FORCED_STOP = textwrap.dedent('''
-    import asyncio, logging, sys
+    import asyncio, gc, logging, sys
 
     if __name__ == "__main__":
         sys.path.insert(0, sys.argv[1])
@@ -513,19 +513,20 @@ FORCED_STOP = textwrap.dedent('''
         from edrew_scrapy.scrapy.settings import EdrewSettings
         from edrew_scrapy.scrapy.stats import EdrewStats
 
-        crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1, "EDREW_WORKER_TIMEOUT": 0})
-        workers = ProcessPool(EdrewSettings.from_settings(crawler.settings),
-                              EdrewStats(crawler.stats, logging.getLogger("t")),
-                              task=_worker_helpers.sleep_forever, initializer=_worker_helpers.no_model)
-        _terminate_at_shutdown(workers)
-
         async def main():
+            crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1, "EDREW_WORKER_TIMEOUT": 0})
+            workers = ProcessPool(EdrewSettings.from_settings(crawler.settings),
+                                  EdrewStats(crawler.stats, logging.getLogger("t")),
+                                  task=_worker_helpers.sleep_forever, initializer=_worker_helpers.no_model)
+            _terminate_at_shutdown(workers)
+            workers.cycle = workers  # reachable only through a cycle once main() returns, as a crawl's objects
             asyncio.ensure_future(workers.run([(b"<p>x</p>", None, "http://a/1")]))
             while not workers._executor._processes:
                 await asyncio.sleep(0.05)
             await asyncio.sleep(0.5)
 
         asyncio.run(main())  # ends as a forced stop ends the loop: the pool neither closed nor done
+        gc.collect()  # the crawl's objects are gone; the workers must still be killed at exit
         print("loop ended", flush=True)
 ''')
 
@@ -562,3 +563,32 @@ def test_a_drain_cancelled_by_a_forced_stop_is_no_unhandled_error():
         assert batcher._forget(Failure(cancelled), task) is None and task not in batcher._tasks
     other = Failure(ValueError("a real error"))
     assert batcher._forget(other, Deferred()) is other
+
+
+def test_a_cancelled_drainer_answers_its_pages():
+    # asyncio.CancelledError is no Exception: the batch in hand got no result and its pages waited for ever
+    from twisted.internet.defer import Deferred
+
+    from edrew_scrapy.scrapy.pipeline import Batcher
+
+    async def never(pages):
+        await asyncio.Event().wait()
+
+    async def main():
+        batcher = Batcher(never, 8)
+        waiters = [Deferred(), Deferred()]
+        batcher._queue.extend(zip(["p1", "p2"], waiters))
+        batcher._drainers = 1
+        task = asyncio.ensure_future(batcher._drain())
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return batcher, waiters
+
+    batcher, waiters = asyncio.run(main())
+    results = []
+    for waiter in waiters:
+        waiter.addCallback(results.append)
+    assert [str(r) for r in results] == ["EDREW scoring was cancelled"] * 2
+    assert all(isinstance(r, RuntimeError) for r in results) and batcher._drainers == 0

@@ -66,37 +66,13 @@ _gc_frozen = False
 def _terminate_at_shutdown(processes) -> None:
     """A forced stop (a second Ctrl-C) stops the reactor without closing the spider: the workers are
     killed then, or one that never answers keeps the process from exiting. After a clean close they
-    hold nothing (the engine waits for the pages being scored), so this costs nothing there.
-
-    Without a Twisted reactor (TWISTED_REACTOR_ENABLED=False) there is no such trigger, and the
-    interpreter's exit joins the executor's processes: a hung worker held the process for ever (reproduced
-    with a worker that never returns). So the workers are also killed by an exit hook that runs before the
-    executor's own: `threading._register_atexit` hooks run newest first, before the threads are joined,
-    and concurrent.futures registers its join there when it is imported, before any pool exists."""
+    hold nothing (the engine waits for the pages being scored), so this costs nothing there. Without a
+    reactor (TWISTED_REACTOR_ENABLED=False) the pool's own exit hook does it (processes._kill_at_exit)."""
     import sys
-    import threading
-    import weakref
 
     reactor = sys.modules.get("twisted.internet.reactor")
     if reactor is not None and hasattr(reactor, "addSystemEventTrigger"):
         reactor.addSystemEventTrigger("before", "shutdown", processes.terminate)
-    terminate = weakref.WeakMethod(processes.terminate)  # the hook must not keep a finished crawl's pool
-
-    def at_exit() -> None:
-        method = terminate()
-        if method is not None:
-            method()
-
-    register = getattr(threading, "_register_atexit", None)  # CPython >= 3.9; private, hence the guard
-    if register is None:
-        import atexit
-
-        atexit.register(at_exit)  # later than the join, but the best there is
-        return
-    try:
-        register(at_exit)
-    except RuntimeError:  # the interpreter is already shutting down: nothing left to hook
-        pass
 
 
 def freeze_gc_once() -> None:
@@ -160,6 +136,12 @@ class Batcher:
                     results = await self._run([page for page, _ in batch])
                 except Exception as exc:  # `run` isolates pages itself; this is a last resort
                     results = [exc] * len(batch)
+                except asyncio.CancelledError:  # a BaseException: the batch's pages get it as their
+                    # result rather than waiting for ever, and the task still ends cancelled
+                    for _, waiter in batch:
+                        if not waiter.called:
+                            waiter.callback(RuntimeError("EDREW scoring was cancelled"))
+                    raise
                 for (_, waiter), result in zip(batch, results):
                     waiter.callback(result)
         finally:

@@ -86,6 +86,41 @@ class WorkerError(Exception):
     """An error raised in a worker process, re-raised here from its formatted traceback."""
 
 
+# Pools not closed yet, held strongly: their workers are killed when the interpreter exits (see
+# _kill_at_exit). A weak reference was not enough: once the crawl's objects were collected the hook
+# found nothing to kill, and a hung worker held the process again.
+_open_pools: "set[ProcessPool]" = set()
+_exit_hooked = False
+
+
+def _kill_open_pools() -> None:
+    for pool in list(_open_pools):
+        pool.terminate()
+
+
+def _kill_at_exit() -> None:
+    """Kill the workers of every pool still open when the interpreter exits, before the executors' own
+    exit handler joins their processes: after a forced stop without a Twisted reactor
+    (TWISTED_REACTOR_ENABLED=False) nothing else does, and a hung worker kept the process from exiting
+    (reproduced with a worker that never returns). `threading._register_atexit` hooks run newest first,
+    before the threads are joined, and concurrent.futures registers its join there when it is imported,
+    before any pool exists. One hook per process, whatever the number of crawls."""
+    global _exit_hooked
+    if _exit_hooked:
+        return
+    register = getattr(threading, "_register_atexit", None)  # CPython >= 3.9; private, hence the guard
+    try:
+        if register is None:
+            import atexit
+
+            atexit.register(_kill_open_pools)  # later than the join, but the best there is
+        else:
+            register(_kill_open_pools)
+    except RuntimeError:  # the interpreter is already shutting down: nothing left to hook
+        return
+    _exit_hooked = True
+
+
 class ProcessPool:
     """EDREW_WORKERS processes, each with the model loaded once, running `task` on batches of pages."""
 
@@ -110,6 +145,8 @@ class ProcessPool:
         self._lone_batches = 0
         self._lone_done: Optional[Future] = None
         self._executor = self._new_executor()
+        _open_pools.add(self)
+        _kill_at_exit()
 
     def _new_executor(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(self.size, mp_context=multiprocessing.get_context("spawn"),
@@ -243,6 +280,7 @@ class ProcessPool:
         if self.failed:
             return
         self.failed = True
+        _open_pools.discard(self)
         self._stats.inc("workers/fallback")
         logger.error("EDREW stops using worker processes: %s; serialising and scoring in the crawl "
                      "process from now on", why)
@@ -254,6 +292,7 @@ class ProcessPool:
         if self._closed:
             return
         self._closed = True
+        _open_pools.discard(self)
         self._shutdown(self._executor)
 
     @staticmethod
