@@ -343,3 +343,15 @@ def test_group_by_is_checked_before_anything_runs(tmp_path):
     cfg.group_by = "site"
     with pytest.raises(ValueError, match="--group-by must be domain or host, got 'site'"):
         check_config(cfg)
+
+
+def test_swde_pages_that_leave_nothing_to_train_on_are_a_value_error(tmp_path):
+    # the message counts the sites; it used the WCXB branch's group keys and raised UnboundLocalError
+    from pathlib import Path
+
+    swde = Path(__file__).parent / "fixtures" / "data" / "swde"
+    cfg = TrainConfig(dataset="swde", path=swde, out=tmp_path / "out", variants=("a",), limit=3,
+                      val_fraction=0.5, test_fraction=0.4, pretrain_steps=1, epochs=1,
+                      options=default_options(**TINY), progress=False)
+    with pytest.raises(ValueError, match="no pages left to train on: .* the 3 pages come from"):
+        train(cfg)

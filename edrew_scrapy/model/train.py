@@ -107,6 +107,9 @@ class TrainConfig:
     # the key that keeps a site on one side of the validation/test split (data.splits): "domain", the
     # registrable domain of the host, or "host", as models/default and models/swde-book were trained
     group_by: str = "domain"
+    # the pages an evaluation split holds out from this model ({"split", "group_by", "pages", "sha1"}, from
+    # edrew evaluate), written to the card so that a reused fold model is checked against its split
+    held_out: Optional[dict] = None
     limit: Optional[int] = None
     sites: Optional[List[str]] = None
     attrs: Optional[List[str]] = None
@@ -225,6 +228,7 @@ def train(config: TrainConfig) -> dict:
         train_idx, val_idx, test_idx = swde_split(
             labelled, (1.0 - config.val_fraction - config.test_fraction, config.val_fraction, config.test_fraction),
             seed=config.seed)
+        groups = [lp.domain for lp in labelled]  # the sites, for the message below
         split_rule = "SWDE protocol: unique pages, seeded shuffle (edrew_scrapy.data.splits.swde_split)"
     else:
         from ..data.splits import by_domain, by_host
@@ -326,7 +330,7 @@ def train(config: TrainConfig) -> dict:
                 "dataset": credit["name"], "credit": credit["credit"], "licence": credit["licence"],
                 "path": str(config.path), "pages": len(pages), "nodes": int(sum(len(y) for y in labels)),
                 "relevant_nodes": int(sum(sum(y) for y in labels)), "split": summary["split"],
-                "split_rule": split_rule,
+                "split_rule": split_rule, **({"held_out": config.held_out} if config.held_out else {}),
                 "seed": config.seed, "threads": config.threads, "device": device.type, "pretrain": pre_info,
                 "head_pages": "without the nodes extract.settled marks" if skip else "whole pages",
                 "node_weights": config.node_weights,
