@@ -68,6 +68,9 @@ def main(argv=None) -> int:
     ap.add_argument("--transforms", default=",".join(TRANSFORMS), help="comma list of %(default)s")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--group-by", choices=("domain", "host"), default="domain",
+                    help="the folds' key, as edrew evaluate --group-by (host for fold models trained before "
+                         "27 Nov 2026)")
     ap.add_argument("--region-share", type=float, default=0.7)
     args = ap.parse_args(argv)
     names = [t.strip() for t in args.transforms.split(",") if t.strip()]
@@ -81,6 +84,7 @@ def main(argv=None) -> int:
 
     from edrew_scrapy.data import splits, wcxb
     from edrew_scrapy.evaluate import reference_text, word_f1
+    from edrew_scrapy.commands.evaluate import check_held_out, held_out
     from edrew_scrapy.extract import extract, override_region_share
     from edrew_scrapy.model.scorer import load_model
     from edrew_scrapy.serializer import serialize
@@ -89,9 +93,12 @@ def main(argv=None) -> int:
     # core ran ten times slower
     torch.set_num_threads(1)
     pages = list(wcxb.iter_pages(args.wcxb, wcxb.page_ids(args.wcxb)))
-    folds = splits.group_kfold(pages, k=args.folds, seed=args.seed)
+    key = splits.by_host if args.group_by == "host" else splits.by_domain
+    folds = splits.group_kfold(pages, k=args.folds, key=key, seed=args.seed)
     scores = {t: defaultdict(list) for t in names}
     for f, (_train, test) in enumerate(folds, 1):
+        # a fold model of other folds would be scored on pages it was trained on
+        check_held_out(Path(args.models) / f"fold{f}", held_out(args, f"fold{f}", [pages[i] for i in test]))
         scorer = override_region_share(load_model(Path(args.models) / f"fold{f}"), args.region_share)
         for i in tqdm(test, desc=f"fold{f}", unit="page"):
             lp = pages[i]

@@ -79,6 +79,8 @@ def test_cross_site_splits_leave_one_site_out():
     ("arlo.co", "arlo.co"), ("a.b.online.fr", "online.fr"),
     ("WWW.Example.COM.", "example.com"), ("localhost", "localhost"), ("10.0.0.7", "10.0.0.7"),
     ("::1", "::1"), ("", ""),
+    ("shop.bücher.de", "xn--bcher-kva.de"), ("xn--bcher-kva.de", "xn--bcher-kva.de"),
+    ("a..b.com", "b.com"),  # an empty label is no IDNA: compared as written
 ])
 def test_registrable_domain(host, site):
     assert registrable_domain(host) == site

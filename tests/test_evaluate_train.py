@@ -196,3 +196,55 @@ def test_cli_train_one_line_for_a_bad_page_and_no_empty_out(tmp_path, capsys):
     status, err = _train(capsys, tmp_path, dataset="wcxb", path=root)
     assert (status, err) == (1, f"edrew train: {root}/ground-truth/0002.json: ground_truth must be an object, "
                                 'not a string "oops"\n')
+
+
+@pytest.mark.parametrize("group_by", ["domain", "host"])
+def test_group_by_reaches_the_training_split(tmp_path, monkeypatch, group_by):
+    # edrew train --group-by and edrew evaluate --group-by both decide the key of the validation split
+    pytest.importorskip("torch")
+    from edrew_scrapy.cli import build_parser, main
+    from edrew_scrapy.commands import evaluate as command
+    from edrew_scrapy.model import train as training
+
+    class Stop(Exception):
+        pass
+
+    seen = []
+
+    def fake_train(config):  # the config edrew train built; no training
+        seen.append(config.group_by)
+        raise Stop
+
+    monkeypatch.setattr(training, "train", fake_train)
+    with pytest.raises(Stop):
+        main(["train", "--dataset", "simple", str(DATA / "simple"), "--out", str(tmp_path / "m"),
+              "--group-by", group_by])
+    args = build_parser().parse_args(["evaluate", "--dataset", "wcxb", str(DATA / "wcxb"), "--train-model",
+                                      "--group-by", group_by])
+    config = command.train_config(args, tmp_path, tmp_path / "models" / "fold1", "fold1")
+    assert seen == [group_by] and config.group_by == group_by
+
+
+def test_a_reused_model_must_hold_out_this_splits_pages(tmp_path, capsys):
+    # a fold model of other folds (another --group-by, --seed or --folds) would be scored on pages it was
+    # trained on: refused; a card from before the check is used with a warning
+    pytest.importorskip("torch")
+    import shutil
+
+    from edrew_scrapy.cli import main
+
+    common = ["evaluate", "--dataset", "swde", str(DATA / "swde"), "--split", "cross-site", "--extractors", "none",
+              "--train-model", "--train-minutes", "0.05", "--out", str(tmp_path), "--no-progress"]
+    assert main(common + ["--only-split", "test=inkwell"]) == 0
+    model = tmp_path / "models" / "test_inkwell"
+    card = json.loads((model / "card.json").read_text())
+    held = card["training"]["held_out"]
+    assert held["split"] == "test=inkwell" and held["pages"] == 2 and len(held["sha1"]) == 40
+    shutil.copytree(model, tmp_path / "models" / "test_paperhouse")  # inkwell's model, paperhouse's split
+    capsys.readouterr()
+    assert main(common + ["--only-split", "test=paperhouse", "--reuse-models"]) == 2
+    assert "was trained for other test pages (test=inkwell" in capsys.readouterr().err
+    del card["training"]["held_out"]
+    (model / "card.json").write_text(json.dumps(card))
+    assert main(common + ["--only-split", "test=inkwell", "--reuse-models"]) == 0
+    assert "its card does not say which pages it held out" in capsys.readouterr().err

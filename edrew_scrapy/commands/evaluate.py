@@ -191,7 +191,39 @@ def write_subset(dataset: str, pages: Sequence, dest: Path) -> Path:
     return dest
 
 
-def train_config(args, folder: Path, model_dir: Path, split_name: str):
+def held_out(args, split_name: str, test_pages: Sequence) -> dict:
+    """What a split holds out from its model: written to the model's card when it is trained, compared
+    when it is reused (--reuse-models, --train-bilm), so that a model of other folds (another --seed,
+    --folds or --group-by) is never scored on pages it was trained on."""
+    import hashlib
+
+    ids = "\n".join(sorted(str(p.page_id) for p in test_pages))
+    return {"split": split_name, "group_by": getattr(args, "group_by", "domain"), "pages": len(test_pages),
+            "sha1": hashlib.sha1(ids.encode("utf-8")).hexdigest()}
+
+
+def check_held_out(model_dir: Path, expected: dict) -> None:
+    """A UsageError when the model in `model_dir` was trained for another split than `expected`; a warning
+    when its card does not say (models trained before 27 Nov 2026)."""
+    from ..model.files import ModelError, read_card
+
+    try:
+        card = read_card(model_dir, verify=False)
+    except ModelError as exc:
+        raise UsageError(str(exc)) from None
+    recorded = (card.get("training") or {}).get("held_out")
+    if recorded is None:
+        print(f"edrew evaluate: {model_dir}: its card does not say which pages it held out (trained before "
+              f"27 Nov 2026): make sure it was trained on this split ({expected['split']}, --group-by "
+              f"{expected['group_by']}, the same --seed and --folds)", file=sys.stderr)
+    elif recorded != expected:
+        raise UsageError(f"{model_dir} was trained for other test pages ({recorded.get('split')}, --group-by "
+                         f"{recorded.get('group_by')}, {recorded.get('pages')} pages) than this run's "
+                         f"{expected['split']} (--group-by {expected['group_by']}, {expected['pages']} pages): "
+                         f"it would be scored on pages it was trained on")
+
+
+def train_config(args, folder: Path, model_dir: Path, split_name: str, held: dict = None):
     """The TrainConfig of one split's model, from the --train-* options."""
     from ..model.train import TrainConfig
 
@@ -204,21 +236,23 @@ def train_config(args, folder: Path, model_dir: Path, split_name: str):
                        node_weights=args.train_node_weights,
                        node_dim=args.train_node_dim, context_dim=args.train_context_dim,
                        seed=args.seed if args.train_seed is None else args.train_seed,
-                       group_by=args.group_by,
+                       group_by=args.group_by, held_out=held,
                        bilm_from=Path(args.train_bilm.replace("{split}", model_dir.name))
                        if args.train_bilm else None,
                        command=f"edrew evaluate --train-model ({split_name})",
                        **({} if args.train_features is None else {"n_features": args.train_features}))
 
 
-def train_on(args, pages: Sequence, model_dir: Path, split_name: str):
+def train_on(args, pages: Sequence, model_dir: Path, split_name: str, held: dict = None):
     """Train our model on `pages` with edrew train's entry point; the loaded Scorer, or None (reported)."""
     from ..model.scorer import load_model
     from ..model.train import train
 
     with tempfile.TemporaryDirectory(prefix="edrew-fold-") as tmp:
         folder = write_subset(args.dataset, pages, Path(tmp) / "data")
-        config = train_config(args, folder, model_dir, split_name)
+        config = train_config(args, folder, model_dir, split_name, held)
+        if config.bilm_from is not None and (config.bilm_from / "card.json").is_file():
+            check_held_out(config.bilm_from, held)  # a fold's biLM saw its training pages too
         try:
             summary = train(config)
         except ValueError as exc:  # e.g. too few training pages in this split
@@ -317,10 +351,12 @@ def _run(args: argparse.Namespace) -> int:
         split_extractors = {}
         if args.train_model and train:
             model_dir = Path(out) / "models" / _safe(split_name)
+            held = held_out(args, split_name, [pages[i] for i in test])
             if args.reuse_models and (model_dir / "card.json").is_file():
+                check_held_out(model_dir, held)
                 scorer = _load_model(model_dir, args.region_share)
             else:
-                scorer = train_on(args, [pages[i] for i in train], model_dir, split_name)
+                scorer = train_on(args, [pages[i] for i in train], model_dir, split_name, held)
             if scorer is not None:
                 split_extractors["edrew-cv"] = ev.scorer_extractor(scorer, args.threshold)
         split_extractors.update(extractors)

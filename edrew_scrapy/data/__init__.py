@@ -181,6 +181,10 @@ def registrable_domain(host: str) -> str:
     host = (host or "").lower().rstrip(".")
     if not host or ":" in host or host.replace(".", "").isdigit():
         return host
+    try:  # bücher.de and xn--bcher-kva.de are one site
+        host = host.encode("idna").decode("ascii")
+    except UnicodeError:  # a label too long or empty for IDNA: compared as written
+        pass
     labels = host.split(".")
     if len(labels) <= 2:
         return host
