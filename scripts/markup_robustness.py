@@ -31,6 +31,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from edrew_scrapy.data.splits import GROUP_KEYS
+
 # attributes are rewritten only inside start tags (_START_TAG), not in text such as a code sample
 # that shows "&lt;div class=...&gt;"
 _START_TAG = re.compile(rb"<[A-Za-z][^<>]*>")
@@ -68,7 +70,7 @@ def main(argv=None) -> int:
     ap.add_argument("--transforms", default=",".join(TRANSFORMS), help="comma list of %(default)s")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--group-by", choices=("domain", "host"), default="domain",
+    ap.add_argument("--group-by", choices=GROUP_KEYS, default="domain",
                     help="the folds' key, as edrew evaluate --group-by (host for fold models trained before "
                          "27 Nov 2026)")
     ap.add_argument("--region-share", type=float, default=0.7)
@@ -93,13 +95,13 @@ def main(argv=None) -> int:
     # core ran ten times slower
     torch.set_num_threads(1)
     pages = list(wcxb.iter_pages(args.wcxb, wcxb.page_ids(args.wcxb)))
-    key = splits.by_host if args.group_by == "host" else splits.by_domain
-    folds = splits.group_kfold(pages, k=args.folds, key=key, seed=args.seed)
+    folds = splits.group_kfold(pages, k=args.folds, key=splits.group_key(args.group_by), seed=args.seed)
     scores = {t: defaultdict(list) for t in names}
     for f, (_train, test) in enumerate(folds, 1):
         # a fold model of other folds would be scored on pages it was trained on
-        check_held_out(Path(args.models) / f"fold{f}", held_out(args, f"fold{f}", [pages[i] for i in test]))
-        scorer = override_region_share(load_model(Path(args.models) / f"fold{f}"), args.region_share)
+        model_dir = Path(args.models) / f"fold{f}"
+        check_held_out(model_dir, held_out(args, f"fold{f}", [pages[i] for i in test]))
+        scorer = override_region_share(load_model(model_dir), args.region_share)
         for i in tqdm(test, desc=f"fold{f}", unit="page"):
             lp = pages[i]
             raw = Path(lp.meta["source"]).read_bytes()

@@ -40,6 +40,8 @@ from typing import Dict, List
 
 import numpy as np
 
+from edrew_scrapy.data.splits import GROUP_KEYS
+
 WORD = re.compile(r"\w+")
 GROUPS = ("tree", "title", "scores around", "page type (oracle)", "far ancestors")
 FAR_FROM = 20  # the reTPS tokens the model reads (DEFAULT_RETPS_MAX_TOKENS)
@@ -121,7 +123,7 @@ def main(argv=None) -> int:
     parser.add_argument("--models", required=True, type=Path, help="folder of fold1 ... foldK model folders")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1, help="the folds' seed, as edrew evaluate --seed")
-    parser.add_argument("--group-by", choices=("domain", "host"), default="domain",
+    parser.add_argument("--group-by", choices=GROUP_KEYS, default="domain",
                         help="the folds' key, as edrew evaluate --group-by (host for fold models trained "
                              "before 27 Nov 2026)")
     args = parser.parse_args(argv)
@@ -142,7 +144,7 @@ def main(argv=None) -> int:
     from edrew_scrapy.data import read_source, wcxb
     from edrew_scrapy.data.align import word_f1
     from edrew_scrapy.commands.evaluate import check_held_out, held_out
-    from edrew_scrapy.data.splits import by_domain, by_host, group_kfold
+    from edrew_scrapy.data.splits import group_key, group_kfold
     from edrew_scrapy.evaluate import predicted_text, reference_text
     from edrew_scrapy.extract import relevant_mask, score_pages, settled
     from edrew_scrapy.model.features import page_features
@@ -156,11 +158,12 @@ def main(argv=None) -> int:
     scores: List[np.ndarray] = [np.zeros(0, dtype=np.float32)] * len(pages)
     fold_of = [0] * len(pages)
     thresholds = {}
-    key = by_host if args.group_by == "host" else by_domain
-    for f, (_train, test) in enumerate(group_kfold(pages, k=args.folds, key=key, seed=args.seed)):
+    for f, (_train, test) in enumerate(group_kfold(pages, k=args.folds, key=group_key(args.group_by),
+                                                   seed=args.seed)):
         # a fold model of other folds would be scored on pages it was trained on
-        check_held_out(args.models / f"fold{f + 1}", held_out(args, f"fold{f + 1}", [pages[i] for i in test]))
-        scorer = load_model(args.models / f"fold{f + 1}")
+        model_dir = args.models / f"fold{f + 1}"
+        check_held_out(model_dir, held_out(args, f"fold{f + 1}", [pages[i] for i in test]))
+        scorer = load_model(model_dir)
         thresholds[f] = scorer.threshold
         for i in tqdm(test, desc=f"score fold {f + 1}", unit="page"):
             fold_of[i] = f

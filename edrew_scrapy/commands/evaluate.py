@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import List, Sequence, Tuple
 
+from ..data.splits import GROUP_KEYS
 from .options import (NODE_WEIGHTS, CommandError, UsageError, add_region_share, apply_region_share, check_dataset,
                       dataset_path, int_at_least, out_problem, swde_filters, threshold)
 
@@ -86,7 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="kfold by domain (default for wcxb/simple), swde = 70/20/10 over unique pages "
                              "(default for swde), cross-site = leave one site out, none = test on all pages")
     parser.add_argument("--folds", type=int_at_least(2), default=5, help="folds for --split kfold")
-    parser.add_argument("--group-by", choices=("domain", "host"), default="domain",
+    parser.add_argument("--group-by", choices=GROUP_KEYS, default="domain",
                         help="split key for --split kfold and cross-site: the registrable domain of the "
                              "page's host (default; uk.shop.com and shop.com are one site), or the host "
                              "alone, as measured before 27 Nov 2026 (a dataset's own groups win either way)")
@@ -133,7 +134,7 @@ def make_splits(pages, args) -> List[Tuple[str, List[int], List[int]]]:
     if kind == "swde":
         train, _val, test = splits.swde_split(pages, seed=args.seed)
         return [("70/20/10", train, test)]
-    by_group = splits.by_host if getattr(args, "group_by", "domain") == "host" else splits.by_domain
+    by_group = splits.group_key(args.group_by)
     if kind == "cross-site":
         key = splits.by_site if args.dataset == "swde" else by_group
         return [(f"test={s}", tr, te) for s, tr, te in splits.cross_site_splits(pages, key=key)]
@@ -198,7 +199,7 @@ def held_out(args, split_name: str, test_pages: Sequence) -> dict:
     import hashlib
 
     ids = "\n".join(sorted(str(p.page_id) for p in test_pages))
-    return {"split": split_name, "group_by": getattr(args, "group_by", "domain"), "pages": len(test_pages),
+    return {"split": split_name, "group_by": args.group_by, "pages": len(test_pages),
             "sha1": hashlib.sha1(ids.encode("utf-8")).hexdigest()}
 
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import List
 
+from ..data.splits import GROUP_KEYS
 from .options import (NODE_WEIGHTS, CommandError, UsageError, add_region_share, check_dataset, int_at_least,
                       out_problem, swde_filters)
 
@@ -40,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--val-fraction", type=float, default=0.1)
     parser.add_argument("--test-fraction", type=float, default=0.0,
                         help="held-out pages (grouped by domain/site) for the reported test metrics")
-    parser.add_argument("--group-by", choices=("domain", "host"), default="domain",
+    parser.add_argument("--group-by", choices=GROUP_KEYS, default="domain",
                         help="wcxb/simple: keep each registrable domain (default; uk.shop.com and shop.com "
                              "are one site) or each host on one side of the validation/test split; the "
                              "shipped models were trained with host")

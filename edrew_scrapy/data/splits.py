@@ -12,7 +12,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import registrable_domain
 
-__all__ = ["group_kfold", "swde_split", "cross_site_splits", "by_domain", "by_host", "by_site"]
+__all__ = ["group_kfold", "swde_split", "cross_site_splits", "by_domain", "by_host", "by_site", "GROUP_KEYS",
+           "group_key"]
 
 Split = Tuple[List[int], List[int]]
 
@@ -26,6 +27,15 @@ def by_domain(page) -> str:
 def by_host(page) -> str:
     """The page's host alone ("www." dropped), the split key of the measurements before 27 Nov 2026."""
     return getattr(page, "group", "") or page.domain
+
+
+# what --group-by names, in edrew evaluate, edrew train and the evaluation scripts
+GROUP_KEYS = ("domain", "host")
+
+
+def group_key(group_by: str) -> Callable:
+    """The split key a --group-by value names: by_domain for "domain", by_host for "host"."""
+    return {"domain": by_domain, "host": by_host}[group_by]
 
 
 def by_site(page) -> str:

@@ -16,6 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 import torch
 
+from ..data.splits import GROUP_KEYS, group_key
 from ..page import Page
 from .elmo import ElmoBiLm, default_options
 from .features import N_FEATURES
@@ -152,7 +153,7 @@ def check_config(config: TrainConfig) -> None:
     """ValueError naming the option, before any page is read or a minute spent pre-training."""
     from .head import VARIANTS
 
-    if config.group_by not in ("domain", "host"):
+    if config.group_by not in GROUP_KEYS:
         raise ValueError(f"--group-by must be domain or host, got {config.group_by!r}")
     if not (isinstance(config.n_features, int) and 0 < config.n_features <= N_FEATURES):
         raise ValueError(f"--features must be 1..{N_FEATURES}, got {config.n_features!r}")
@@ -231,9 +232,7 @@ def train(config: TrainConfig) -> dict:
         groups = [lp.domain for lp in labelled]  # the sites, for the message below
         split_rule = "SWDE protocol: unique pages, seeded shuffle (edrew_scrapy.data.splits.swde_split)"
     else:
-        from ..data.splits import by_domain, by_host
-
-        key = by_host if config.group_by == "host" else by_domain
+        key = group_key(config.group_by)
         groups = [key(lp) for lp in labelled]
         train_idx, val_idx, test_idx = split_by_group(groups, config.val_fraction, config.test_fraction, config.seed)
         split_rule = (f"pages grouped by {'host' if config.group_by == 'host' else 'registrable domain'}, "
