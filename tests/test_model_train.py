@@ -98,7 +98,7 @@ def test_main_content_threshold_is_chosen_on_the_scores_extract_computes(tmp_pat
     # reads the page without them: the card's threshold and validation metrics come from those scores
     from edrew_scrapy.data import simple
     from edrew_scrapy.evaluate import reference_text
-    from edrew_scrapy.model.thresholds import page_word_f1
+    from edrew_scrapy.model.thresholds import choose_threshold_within_noise, page_word_f1s
     from edrew_scrapy.model.train import shipped_probs
 
     card = train_main_content(tmp_path, "d").card
@@ -109,8 +109,9 @@ def test_main_content_threshold_is_chosen_on_the_scores_extract_computes(tmp_pat
     probs = shipped_probs(tmp_path / "region", [lp.page for lp in val])
     assert all(float(p[n.index]) == 0.0 for lp, p in zip(val, probs) for n in lp.page.nodes if n.boilerplate)
     refs = [reference_text(lp) for lp in val]
-    best, score = choose_threshold(lambda t: page_word_f1(probs, [lp.page for lp in val], refs, t, 0.7))
+    best, score = choose_threshold_within_noise(lambda t: page_word_f1s(probs, [lp.page for lp in val], refs, t, 0.7))
     assert card["threshold"] == best
+    assert card["training"]["threshold_rule"].startswith("the grid value nearest 0.5 within one standard error")
     assert abs(card["metrics"]["validation"]["word_f1"] - round(score, 4)) < 1e-4
 
 
@@ -355,3 +356,32 @@ def test_swde_pages_that_leave_nothing_to_train_on_are_a_value_error(tmp_path):
                       options=default_options(**TINY), progress=False)
     with pytest.raises(ValueError, match="no pages left to train on: .* the 3 pages come from"):
         train(cfg)
+
+
+def test_threshold_within_noise_stays_at_the_middle_when_the_gain_is_noise():
+    # one page gains a lot at 0.1, the others lose a little: the best mean, but not beyond its noise
+    from edrew_scrapy.model.thresholds import choose_threshold_within_noise
+
+    def scores(t):
+        if t == 0.1:
+            return np.array([0.9, 0.78, 0.79, 0.8, 0.8])
+        return np.array([0.5, 0.8, 0.8, 0.8, 0.8]) - abs(t - 0.5) * 0.01
+    best, _ = choose_threshold(lambda t: float(scores(t).mean()))
+    assert best == 0.1
+    chosen, score = choose_threshold_within_noise(scores)
+    assert chosen == 0.5 and score == pytest.approx(0.74)
+
+
+def test_threshold_within_noise_follows_a_consistent_gain():
+    from edrew_scrapy.model.thresholds import choose_threshold_within_noise
+
+    base = np.linspace(0.6, 0.9, 40)
+    chosen, score = choose_threshold_within_noise(lambda t: base + (0.05 if t == 0.3 else 0.0) - abs(t - 0.3) * 0.01)
+    assert chosen == 0.3 and score == pytest.approx(float(base.mean()) + 0.05)
+
+
+def test_threshold_within_noise_with_one_page_takes_the_best():
+    from edrew_scrapy.model.thresholds import choose_threshold_within_noise
+
+    chosen, _ = choose_threshold_within_noise(lambda t: np.array([1.0 - abs(t - 0.2)]))
+    assert chosen == 0.2
