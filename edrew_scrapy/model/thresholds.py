@@ -57,7 +57,7 @@ def choose_threshold_within_noise(page_scores: Callable[[float], np.ndarray]) ->
     not move the threshold away from the middle of the grid; a consistent one still does."""
     scores = {t: np.asarray(page_scores(t), dtype=float) for t in THRESHOLDS}
     means = {t: float(s.mean()) if len(s) else 0.0 for t, s in scores.items()}
-    best = max(THRESHOLDS, key=lambda t: (round(means[t], 6), -abs(t - 0.5)))
+    best, _ = choose_threshold(means.__getitem__)
 
     def close_enough(t: float) -> bool:
         diff = scores[best] - scores[t]
