@@ -96,3 +96,27 @@ def test_word_counts_follow_str_split_on_every_kind_of_space():
     page = Page(url=None, nodes=nodes, count_tags=len(nodes))
     expected = np.asarray([node_features(node, page) for node in page.nodes], dtype=np.float32)
     np.testing.assert_array_equal(page_features(page), expected)
+
+
+def test_ancestor_groups_follow_the_element_tree():
+    from edrew_scrapy.model.features import ancestor_groups
+
+    page = serialize("<html><body><div><p>one</p><ul><li>a</li><li>b</li></ul></div><div>tail</div></body></html>")
+    groups = ancestor_groups([n.path for n in page.nodes], 3)
+    assert [n.content for n in page.nodes] == ["one", "a", "b", "tail"]
+    # parent: the two items share the <ul>; the <p> sits in the first <div>, "tail" in <body>
+    assert groups[0].tolist() == [0, 1, 1, 2]
+    # grandparent: the items' is the first <div>, the <p>'s and "tail"'s differ (<body>, <html>)
+    assert groups[1].tolist() == [0, 1, 1, 2]
+    assert groups[2, 1] == groups[2, 2] and groups.shape == (3, 4)
+    assert ancestor_groups([], 2).shape == (2, 0)
+
+
+def test_ancestor_groups_of_document_order_paths_keep_their_slashes_in_one_step():
+    from edrew_scrapy.model.features import ancestor_groups
+
+    paths = ["(//div)[7]", "(//div)[7]/*[last()]", "(//div)[8]", "/html[1]/body[1]/p[1]"]
+    groups = ancestor_groups(paths, 2)
+    # level 1: the truncated rest's parent is (//div)[7]; the document-order elements' is the root
+    assert groups[0, 0] == groups[0, 2] != groups[0, 1] and groups[0, 3] not in groups[0, :3]
+    assert groups[1, 1] == groups[1, 0]

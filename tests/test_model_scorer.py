@@ -1,6 +1,7 @@
 """Scoring: every variant's shapes, caching that changes nothing, pages without nodes."""
 from __future__ import annotations
 
+import math
 import numpy as np
 import pytest
 import torch
@@ -132,3 +133,36 @@ def test_skipped_nodes_are_not_scored_and_leave_the_page_sequence(tmp_path):
     for page, s in zip((a, b), skipped):
         assert np.allclose(load_model(tmp_path).score([page], skip=menu)[0], s, atol=1e-6)
     assert not load_model(tmp_path).score([a], skip=lambda node: True)[0].any()
+
+
+def test_tree_pool_is_the_mean_over_each_nodes_ancestor_group():
+    import torch
+
+    from edrew_scrapy.model.head import tree_pool
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 5, 3)
+    groups = torch.tensor([[[0, 0, 1, 1, 1], [0, 0, 0, 0, 0]],
+                           [[0, 1, 1, -1, -1], [0, 0, 1, -1, -1]]])  # page 2: three nodes and padding
+    out = tree_pool(x, groups)
+    assert out.shape == (2, 5, 2 * 3 + 2)
+    for b in range(2):
+        for i in range(5):
+            if groups[b, 0, i] < 0:
+                continue
+            for level in range(2):
+                members = [j for j in range(5) if groups[b, level, j] == groups[b, level, i]]
+                assert torch.allclose(out[b, i, level * 3: level * 3 + 3], x[b, members].mean(0), atol=1e-6)
+                assert abs(float(out[b, i, 6 + level]) - math.log1p(len(members)) / 6) < 1e-6
+
+
+def test_a_card_with_a_bad_tree_level_is_refused(tmp_path):
+    from edrew_scrapy.model.files import ModelError
+    from edrew_scrapy.model.scorer import check_head_config
+
+    config = {"use_text": False, "use_features": False, "use_context": False, "n_layers": 3, "elmo_dim": 8,
+              "node_dim": 4, "dropout": 0.1}
+    check_head_config(tmp_path / "card.json", dict(config, tree_levels=2))
+    for bad in (9, -1, "2", True, 1.5):
+        with pytest.raises(ModelError, match="tree_levels"):
+            check_head_config(tmp_path / "card.json", dict(config, tree_levels=bad))

@@ -385,3 +385,45 @@ def test_threshold_within_noise_with_one_page_takes_the_best():
 
     chosen, _ = choose_threshold_within_noise(lambda t: np.array([1.0 - abs(t - 0.2)]))
     assert chosen == 0.2
+
+
+def test_a_head_with_dom_context_trains_loads_and_scores_as_it_trained(tmp_path):
+    # tree_levels: the head pools over ancestor groups; training (padded batches of pages) and the scorer
+    # (one page, the settled nodes left out) must group the same nodes alike
+    from edrew_scrapy.data import simple
+    from edrew_scrapy.extract import settled
+    from edrew_scrapy.model.head_training import encode_pages, predict
+    from edrew_scrapy.model.scorer import load_head
+    from edrew_scrapy.model.train import reuse_bilm, shipped_probs
+
+    (tmp_path / "data").mkdir()
+    write_dataset(tmp_path / "data")
+    cfg = config(tmp_path, "tree", variants=("d",))
+    cfg.metric, cfg.region_share, cfg.tree_levels = "word", "auto", 3
+    train(cfg)
+    scorer = load_model(tmp_path / "tree")
+    assert scorer.card["head"]["tree_levels"] == 3 and scorer.head.tree_levels == 3
+    labelled = [lp for lp in simple.iter_pages(tmp_path / "data") if lp.page.nodes]
+    pages = [lp.page for lp in labelled]
+    _options, bilm, _info = reuse_bilm(tmp_path / "tree")
+    enc = encode_pages(bilm, pages, [lp.labels for lp in labelled], progress=False, skip=settled)
+    probs = predict(load_head(tmp_path / "tree", scorer.card), enc, range(len(pages)))
+    for p, e in zip(probs, shipped_probs(tmp_path / "tree", pages)):
+        assert np.allclose(p, e, atol=5e-3)  # training's encodings are stored in float16
+    # a batch of pages of different lengths scores each page as it scores alone
+    from edrew_scrapy.model.head_training import _batch, head_logits
+
+    head = load_head(tmp_path / "tree", scorer.card)
+    items = [enc.pages[i] for i in range(3)]
+    with torch.inference_mode():
+        together = torch.sigmoid(head_logits(head, enc, _batch(enc, items, torch.device("cpu"))))
+        for r, item in enumerate(items):
+            alone = torch.sigmoid(head_logits(head, enc, _batch(enc, [item], torch.device("cpu"))))[0]
+            assert torch.allclose(together[r, : len(alone)], alone, atol=1e-5)
+
+
+def test_tree_levels_out_of_range_are_refused_before_training(tmp_path):
+    cfg = config(tmp_path, "x")
+    cfg.tree_levels = 5
+    with pytest.raises(ValueError, match="--tree-levels"):
+        check_config(cfg)

@@ -69,6 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="--train-model: width of the head's node vector (edrew train --node-dim)")
     parser.add_argument("--train-context-dim", type=int, default=32,
                         help="--train-model: width of the head's page BiLSTM (edrew train --context-dim)")
+    parser.add_argument("--train-tree-levels", type=int, default=0, metavar="L",
+                        help="--train-model: ancestor levels the head pools over (edrew train --tree-levels)")
     parser.add_argument("--train-seed", type=int, default=None,
                         help="--train-model: the training seed (head initialisation, batch order, validation "
                              "domains), without changing the folds that --seed draws (default: --seed)")
@@ -236,6 +238,7 @@ def train_config(args, folder: Path, model_dir: Path, split_name: str, held: dic
                        region_share=args.region_share, skip_settled=args.train_skip_settled,
                        node_weights=args.train_node_weights,
                        node_dim=args.train_node_dim, context_dim=args.train_context_dim,
+                       tree_levels=args.train_tree_levels,
                        seed=args.seed if args.train_seed is None else args.train_seed,
                        group_by=args.group_by, held_out=held,
                        bilm_from=Path(args.train_bilm.replace("{split}", model_dir.name))

@@ -190,3 +190,33 @@ def page_features(page: Page, n_features: int = N_FEATURES) -> np.ndarray:
 
 def distinct(items: Sequence[str]) -> List[str]:
     return list(dict.fromkeys(items))
+
+
+# Ancestor levels the head can pool over (head config "tree_levels"): each level k groups the nodes
+# whose elements share their k-th ancestor (k = 1: the parent element).
+MAX_TREE_LEVELS = 4
+
+
+def ancestor_groups(paths: Sequence[str], levels: int) -> np.ndarray:
+    """(levels, len(paths)) int64: for each level k = 1..levels, a dense group id per node, equal for
+    nodes whose XPaths agree once their last k steps are cut (their elements share the k-th ancestor).
+
+    Read from Node.path because the serializer writes one for every node: the same element always gets
+    the same prefix. A document-order path of a very deep element (`(//div)[7]`, one step) has the
+    root as every ancestor, which puts such nodes together at every level: coarse, never wrong."""
+    out = np.zeros((levels, len(paths)), dtype=np.int64)
+    if not paths or levels < 1:
+        return out
+    steps = [_steps(path) for path in paths]
+    for k in range(1, levels + 1):
+        ids: Dict[str, int] = {}
+        out[k - 1] = [ids.setdefault("/".join(s[:-k]) if len(s) > k else "", len(ids)) for s in steps]
+    return out
+
+
+def _steps(path: str) -> List[str]:
+    if not path.startswith("("):
+        return path.split("/")
+    # "(//div)[7]" (and "(//div)[7]/*[last()]") holds slashes but starts with one step
+    end = path.find("]") + 1
+    return ["", path[:end]] + (path[end + 1:].split("/") if path[end:] else [])

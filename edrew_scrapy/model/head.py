@@ -13,7 +13,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .elmo import ScalarMix
-from .features import N_FEATURES
+from .features import MAX_TREE_LEVELS, N_FEATURES
 
 VARIANTS = {
     "a": dict(use_text=False, use_features=False, use_context=False),
@@ -25,14 +25,19 @@ VARIANTS = {
 
 def head_config(variant: str, elmo_dim: int, n_layers: int, token_dim: int, node_dim: int = 48,
                 context_dim: int = 32, text_dim: int = 32, dropout: float = 0.2,
-                n_features: int = N_FEATURES) -> dict:
+                n_features: int = N_FEATURES, tree_levels: int = 0) -> dict:
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(VARIANTS)})")
     if not (isinstance(n_features, int) and 0 < n_features <= N_FEATURES):
         raise ValueError(f"n_features must be 1..{N_FEATURES} (the first n of features.FEATURE_NAMES), got {n_features!r}")
-    return dict(VARIANTS[variant], variant=variant, elmo_dim=elmo_dim, n_layers=n_layers,
-                token_dim=token_dim, node_dim=node_dim, context_dim=context_dim, text_dim=text_dim,
-                n_features=n_features, dropout=dropout)
+    if not (isinstance(tree_levels, int) and 0 <= tree_levels <= MAX_TREE_LEVELS):
+        raise ValueError(f"tree_levels must be 0..{MAX_TREE_LEVELS}, got {tree_levels!r}")
+    config = dict(VARIANTS[variant], variant=variant, elmo_dim=elmo_dim, n_layers=n_layers,
+                  token_dim=token_dim, node_dim=node_dim, context_dim=context_dim, text_dim=text_dim,
+                  n_features=n_features, dropout=dropout)
+    if tree_levels:  # written only when used, so that cards of heads without it stay as they were
+        config["tree_levels"] = tree_levels
+    return config
 
 
 class Head(nn.Module):
@@ -52,6 +57,11 @@ class Head(nn.Module):
         if c["use_context"]:
             self.context = nn.LSTM(c["node_dim"], c["context_dim"], batch_first=True, bidirectional=True)
             out_dim += 2 * c["context_dim"]
+        # DOM context: the mean of the nodes' vectors under each of the node's first ancestors, and how
+        # many there are. The page BiLSTM reads the nodes as a flat sequence and cannot tell where a
+        # container ends: a "Trending" box's items and the article's last paragraphs are neighbours.
+        self.tree_levels = int(c.get("tree_levels", 0))
+        out_dim += self.tree_levels * (out_dim + 1)
         self.out = nn.Sequential(nn.Dropout(c["dropout"]), nn.Linear(out_dim, c["node_dim"]), nn.ReLU(),
                                  nn.Linear(c["node_dim"], 1))
 
@@ -62,8 +72,10 @@ class Head(nn.Module):
         return mixed.flatten(-2)
 
     def forward(self, elmo: torch.Tensor, text: Optional[torch.Tensor], features: Optional[torch.Tensor],
-                lengths: Optional[torch.Tensor] = None) -> torch.Tensor:
-        """elmo (B, N, 2*elmo_dim) mixed; text (B, N, 2*token_dim); features (B, N, n_features).
+                lengths: Optional[torch.Tensor] = None, groups: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """elmo (B, N, 2*elmo_dim) mixed; text (B, N, 2*token_dim); features (B, N, n_features); groups
+        (B, >= tree_levels, N) the nodes' ancestor groups (features.ancestor_groups; -1 for padding),
+        needed when the config has tree_levels.
 
         Returns logits (B, N). `lengths` (B,) gives the real number of nodes of each padded page.
         """
@@ -80,6 +92,10 @@ class Head(nn.Module):
                 packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
                 ctx, _ = pad_packed_sequence(self.context(packed)[0], batch_first=True, total_length=x.shape[1])
             x = torch.cat([x, ctx], dim=-1)
+        if self.tree_levels:
+            if groups is None:
+                raise ValueError("this head pools over ancestor groups (tree_levels): pass groups")
+            x = torch.cat([x, tree_pool(x, groups[:, : self.tree_levels])], dim=-1)
         return self.out(x).squeeze(-1)
 
     def _inference(self) -> bool:
@@ -104,6 +120,24 @@ class Head(nn.Module):
             params = [getattr(lstm, f"{name}_l0{suffix}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
             outputs.append(torch.lstm(inputs[d], (zeros, zeros), params, True, 1, 0.0, False, False, True)[0][:, :n])
         return torch.cat([outputs[0], outputs[1].flip(1)], dim=-1)
+
+
+def tree_pool(x: torch.Tensor, groups: torch.Tensor) -> torch.Tensor:
+    """x (B, N, D), groups (B, L, N) int64 (-1: a padded node, in no group) -> (B, N, L*D + L): per level,
+    the mean of x over the node's group, then per level log(1 + group size) / 6."""
+    batch, n, dim = x.shape
+    levels = groups.shape[1]
+    valid = (groups >= 0).reshape(-1).to(x.dtype)
+    g = groups.clamp(min=0)
+    width = int(g.max()) + 1 if g.numel() else 1
+    base = torch.arange(batch * levels, device=x.device).view(batch, levels, 1) * width
+    ids = (base + g).reshape(-1)
+    rows = x.unsqueeze(1).expand(batch, levels, n, dim).reshape(-1, dim) * valid.unsqueeze(-1)
+    sums = x.new_zeros(batch * levels * width, dim).index_add_(0, ids, rows)
+    counts = x.new_zeros(batch * levels * width).index_add_(0, ids, valid)
+    means = (sums / counts.clamp(min=1.0).unsqueeze(-1))[ids].view(batch, levels, n, dim)
+    sizes = torch.log1p(counts[ids]).view(batch, levels, n) / 6.0
+    return torch.cat([means.permute(0, 2, 1, 3).reshape(batch, n, levels * dim), sizes.transpose(1, 2)], dim=-1)
 
 
 def _padded_length(n: int) -> int:

@@ -20,7 +20,7 @@ from torch.nn import functional as F
 from ..page import Page
 from ..words import count_words
 from .elmo import ElmoBiLm, char_tensor, pool_sequences
-from .features import N_FEATURES, page_features, retps_tokens, text_words
+from .features import MAX_TREE_LEVELS, N_FEATURES, ancestor_groups, page_features, retps_tokens, text_words
 from .head import Head
 from .training_support import Curve, device_of, log, progress_bar
 
@@ -48,7 +48,8 @@ class Encoded:
     sequence_table: torch.Tensor          # (S, n_layers, 2, elmo_dim) float16
     word_index: Dict[str, int]
     word_table: torch.Tensor              # (W, token_dim) float32
-    pages: List[dict]                     # per page: seq (N,), words (N, K), nwords (N,), feats (N, F), y, w
+    # per page: seq (N,), words (N, K), nwords (N,), feats (N, F), groups (MAX_TREE_LEVELS, N), y, w
+    pages: List[dict]
 
 
 @torch.inference_mode()
@@ -121,6 +122,8 @@ def encode_pages(bilm: ElmoBiLm, pages: Sequence[Page], labels: Sequence[Sequenc
                                   dtype=torch.long).reshape(len(lists), width),
             "nwords": torch.tensor([len(ws) for ws in lists], dtype=torch.float32),
             "feats": torch.from_numpy(feats if len(at) == len(page.nodes) else feats[at]),
+            # over the nodes the head reads, as Scorer.score groups them
+            "groups": torch.from_numpy(ancestor_groups([n.path for n in nodes], MAX_TREE_LEVELS)),
             "y": torch.tensor([y[i] for i in at], dtype=torch.float32),
             "w": _node_weights([count_words(n.content) for n in nodes], node_weights),
             "at": torch.tensor(at, dtype=torch.long),
@@ -147,6 +150,7 @@ def _collate(enc: Encoded, items: List[dict]) -> dict:
     feats = torch.zeros(b, n, items[0]["feats"].shape[1])
     y = torch.zeros(b, n)
     w = torch.zeros(b, n)
+    groups = torch.full((b, MAX_TREE_LEVELS, n), -1, dtype=torch.long)
     for r, p in enumerate(items):
         m = len(p["y"])
         seq[r, :m] = p["seq"]
@@ -155,7 +159,8 @@ def _collate(enc: Encoded, items: List[dict]) -> dict:
         feats[r, :m] = p["feats"]
         y[r, :m] = p["y"]
         w[r, :m] = p["w"]
-    return {"seq": seq, "words": words, "nwords": nwords, "feats": feats, "y": y, "w": w,
+        groups[r, :, :m] = p["groups"]
+    return {"seq": seq, "words": words, "nwords": nwords, "feats": feats, "y": y, "w": w, "groups": groups,
             "lengths": torch.tensor([len(p["y"]) for p in items])}
 
 
@@ -164,7 +169,8 @@ def head_logits(head: Head, enc: Encoded, batch: dict) -> torch.Tensor:
     elmo = head.mix(enc.sequence_table[batch["seq"]].float())
     text = _text_from_table(enc.word_table, batch["words"], batch["nwords"]) if head.config["use_text"] else None
     feats = batch["feats"] if head.config["use_features"] else None
-    return head(elmo, text, feats, batch["lengths"])
+    groups = batch["groups"] if head.config.get("tree_levels") else None
+    return head(elmo, text, feats, batch["lengths"], groups)
 
 
 def to_device(enc: Encoded, device: torch.device) -> Encoded:

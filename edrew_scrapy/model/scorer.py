@@ -23,7 +23,7 @@ from torch.nn import functional as F
 from ..page import Node, Page
 from . import files
 from .elmo import ElmoBiLm, char_tensor
-from .features import N_FEATURES, distinct, page_features, retps_tokens, text_words
+from .features import MAX_TREE_LEVELS, N_FEATURES, ancestor_groups, distinct, page_features, retps_tokens, text_words
 from .files import ModelError
 from .head import Head
 from .trie import encode_distinct
@@ -382,7 +382,11 @@ class Scorer:
                 if config["use_features"]:
                     table = page_features(page, config["n_features"])
                     feats = torch.from_numpy(table if whole else table[at]).unsqueeze(0)
-                logits = self.head(elmo.unsqueeze(0), text, feats)
+                groups = None
+                if config.get("tree_levels"):
+                    groups = torch.from_numpy(ancestor_groups([n.path for n in nodes], config["tree_levels"]))
+                    groups = groups.unsqueeze(0)
+                logits = self.head(elmo.unsqueeze(0), text, feats, None, groups)
                 if whole:
                     probs[:] = torch.sigmoid(logits[0]).numpy()
                 else:
@@ -422,6 +426,9 @@ def check_head_config(card_path: Path, config) -> None:
     if config["use_features"] and not (files.is_positive_int(n_features) and n_features <= N_FEATURES):
         raise ModelError(f"{card_path}: the head reads {n_features!r} shallow features; "
                          f"this version of edrew-scrapy computes {N_FEATURES} (a newer model needs a newer release)")
+    levels = config.get("tree_levels", 0)
+    if not (isinstance(levels, int) and not isinstance(levels, bool) and 0 <= levels <= MAX_TREE_LEVELS):
+        raise ModelError(f"{card_path}: head.tree_levels must be an integer 0..{MAX_TREE_LEVELS}, not {levels!r}")
     sizes = ["n_layers", "elmo_dim", "node_dim"]
     sizes += ["token_dim", "text_dim"] if config["use_text"] else []
     sizes += ["context_dim"] if config["use_context"] else []

@@ -19,7 +19,7 @@ import torch
 from ..data.splits import GROUP_KEYS, group_key
 from ..page import Page
 from .elmo import ElmoBiLm, default_options
-from .features import N_FEATURES
+from .features import MAX_TREE_LEVELS, N_FEATURES
 from .files import is_positive_int, write_card
 from .head import Head, head_config
 from .head_training import NODE_WEIGHTS, encode_pages, predict, to_device, train_head
@@ -147,6 +147,9 @@ class TrainConfig:
     # (docs/evaluation.md, "A wider head")
     node_dim: int = 48
     context_dim: int = 32
+    # ancestor levels the head pools over (head.tree_pool): 0, every shipped model's head, or 1-4
+    # (docs/evaluation.md, "DOM context")
+    tree_levels: int = 0
 
 
 def check_config(config: TrainConfig) -> None:
@@ -163,6 +166,8 @@ def check_config(config: TrainConfig) -> None:
         value = getattr(config, name)
         if not (is_positive_int(value) and value <= 1024):
             raise ValueError(f"--{name.replace('_', '-')} must be 1..1024, got {value!r}")
+    if not (isinstance(config.tree_levels, int) and 0 <= config.tree_levels <= MAX_TREE_LEVELS):
+        raise ValueError(f"--tree-levels must be 0..{MAX_TREE_LEVELS}, got {config.tree_levels!r}")
     bad = [v for v in config.variants if v not in VARIANTS]
     if bad or not config.variants:
         raise ValueError(f"--variant: unknown {', '.join(map(repr, bad)) or 'none given'} (choose from "
@@ -305,6 +310,7 @@ def train(config: TrainConfig) -> dict:
         minutes_left = max((deadline - t0) / 60 / (len(config.variants) - k), 0.05)
         head = Head(head_config(variant, bilm.output_dim, bilm.num_layers, token_dim,
                                 node_dim=config.node_dim, context_dim=config.context_dim,
+                                tree_levels=config.tree_levels,
                                 n_features=config.n_features)).to(device)
         _, curves, head_run = train_head(head, enc, train_idx, val_idx,
                                lambda probs: choose_threshold(lambda t: val_score(probs, t))[1],
