@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import http.client
 import math
+import mimetypes
 import re
 import sys
 import time
@@ -40,6 +41,15 @@ def is_html(content_type: Optional[str], body: bytes) -> bool:
     if mime in _HTML_TYPES:
         return True
     return mime in _GENERIC_TYPES and _SNIFF.match(body[:4096]) is not None
+
+
+def type_from_name(source: str) -> Optional[str]:
+    """The content type a local file's name says (".json" -> application/json; ".html.gz" -> text/html),
+    or None when its extension says nothing: a file has no Content-Type, and without this a JSON or CSS
+    file would be scored as a page although the same file served over HTTP is skipped as not-html."""
+    if source == "-" or source.startswith(("http://", "https://")):
+        return None
+    return mimetypes.guess_type(source, strict=False)[0]
 
 
 def read_source(source: str, timeout: float = 30.0) -> Tuple[bytes, Optional[str], Optional[str]]:

@@ -492,3 +492,19 @@ def test_the_region_widens_to_hold_the_most_confident_node():
     scores = [0.9 if n.content.startswith("Another book in the series number 3 ") else 0.6 for n in page.nodes]
     kept = [n.content for n, k in zip(page.nodes, relevant_mask(page, scores, 0.5, 0.7)) if k]
     assert kept and all(c.startswith("Another book") for c in kept)
+
+
+def test_cli_a_file_named_as_no_html_is_skipped_as_the_same_url_would_be(model_dir, tmp_path, capsys):
+    import gzip
+
+    (tmp_path / "data.json").write_text('{"html": "<p>not a page</p>"}', encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("Just a text file.\nNot HTML at all.\n", encoding="utf-8")
+    (tmp_path / "saved.txt").write_text(HTML, encoding="utf-8")  # starts like a page: read as one
+    (tmp_path / "page.html.gz").write_bytes(gzip.compress(HTML.encode("utf-8")))
+    (tmp_path / "noext").write_text(HTML, encoding="utf-8")
+    names = ["data.json", "notes.txt", "saved.txt", "page.html.gz", "noext"]
+    code = main(["extract", *(str(tmp_path / n) for n in names), "--model", str(model_dir), "--threshold", "0"])
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 0
+    assert [r.get("skipped") for r in out] == ["not-html", "not-html", None, None, None]
+    assert all("Second paragraph." in r["text"] for r in out[2:])

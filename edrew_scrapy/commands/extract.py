@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from ..model.scorer import load_model
     from ..page import Page
     from ..serializer import serialize
-    from ..sources import SourceError, is_html, read_source
+    from ..sources import SourceError, is_html, read_source, type_from_name
 
     try:
         scorer = apply_region_share(load_model(args.model, backend=args.backend), args.region_share)
@@ -48,8 +48,10 @@ def run(args: argparse.Namespace) -> int:
     for source in args.inputs:
         try:
             data, content_type, url = read_source(source, timeout=args.timeout)
-            if content_type is not None and not is_html(content_type, data):
-                # a URL that serves a PDF, JSON or an image: as the add-on does, skipped, not scored
+            said = content_type if content_type is not None else type_from_name(source)
+            if said is not None and not is_html(said, data):
+                # a URL that serves a PDF, JSON or an image, or a file named so: as the add-on does,
+                # skipped, not scored (a .txt file is read as HTML only when it starts like a page)
                 page = Page(url=url, nodes=[], skipped="not-html")
             else:
                 page = serialize(data, encoding=content_type, url=url)
