@@ -86,9 +86,12 @@ def test_disabled_components_raise_not_configured():
     ("EDREW_BUILDER", "nosuchmodule.builder", "EDREW_BUILDER 'nosuchmodule.builder' cannot be loaded: ModuleNotFoundError"),
     ("EDREW_BUILDER", "json.nosuchname", "EDREW_BUILDER 'json.nosuchname' cannot be loaded: NameError"),
 ])
-def test_wrong_settings_fail_at_start(name, value, message):
+def test_wrong_settings_fail_at_start(name, value, message, caplog):
     with pytest.raises(ValueError, match=re.escape(message)):
         EdrewSettings.from_settings(Settings({name: value}))
+    # one ERROR line of ours names the setting, as for a model that cannot be loaded
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1 and errors[0].startswith("EDREW cannot start: ") and message in errors[0]
 
 
 def test_whole_number_settings_as_written():

@@ -6,6 +6,7 @@ enabled by hand without the add-on.
 """
 from __future__ import annotations
 
+import logging
 import math
 import numbers
 from dataclasses import dataclass
@@ -14,6 +15,8 @@ from typing import Any, Callable, Optional
 
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.misc import load_object
+
+logger = logging.getLogger(__name__)
 
 DEFAULTS = {
     "EDREW_ENABLED": True,
@@ -58,8 +61,18 @@ class EdrewSettings:
     def from_settings(cls, settings) -> "EdrewSettings":
         """Read and check the EDREW_ settings; raises NotConfigured when EDREW_ENABLED is false.
 
-        Wrong values raise ValueError at start-up instead of failing on the first page.
+        Wrong values raise ValueError at start-up instead of failing on the first page, after one ERROR
+        line that names the setting (as a model that cannot be loaded gets): Scrapy reports an exception
+        raised while it builds components only as a traceback, which a crawl's log can bury.
         """
+        try:
+            return cls._read(settings)
+        except ValueError as exc:
+            logger.error("EDREW cannot start: %s", exc)
+            raise
+
+    @classmethod
+    def _read(cls, settings) -> "EdrewSettings":
         if not settings.getbool("EDREW_ENABLED", DEFAULTS["EDREW_ENABLED"]):
             raise NotConfigured
         items = str(settings.get("EDREW_ITEMS") or DEFAULTS["EDREW_ITEMS"]).lower()
