@@ -148,3 +148,18 @@ def test_loading_a_model_does_not_import_torchs_compiler_stack():
             "print(sorted(m for m in ('torch._dynamo', 'sympy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_wide_options_scale_every_width_and_build_a_working_bilm():
+    from edrew_scrapy.model.elmo import ElmoBiLm, char_tensor, default_options, wide_options
+
+    assert wide_options(1) == default_options()
+    wide, base = wide_options(2), default_options()
+    assert wide["lstm"]["dim"] == 2 * base["lstm"]["dim"]
+    assert wide["lstm"]["projection_dim"] == 2 * base["lstm"]["projection_dim"]
+    assert [n for _, n in wide["char_cnn"]["filters"]] == [2 * n for _, n in base["char_cnn"]["filters"]]
+    bilm = ElmoBiLm(wide).eval()
+    assert bilm.output_dim == 2 * ElmoBiLm(base).output_dim
+    with torch.inference_mode():
+        vectors = bilm.token_embedder(char_tensor(["div|3", "<#CNT>"]))
+    assert vectors.shape == (2, wide["lstm"]["projection_dim"]) and torch.isfinite(vectors).all()

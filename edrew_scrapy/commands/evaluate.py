@@ -69,6 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="--train-model: width of the head's node vector (edrew train --node-dim)")
     parser.add_argument("--train-context-dim", type=int, default=32,
                         help="--train-model: width of the head's page BiLSTM (edrew train --context-dim)")
+    parser.add_argument("--train-bilm-width", type=int, default=1, choices=(1, 2, 3, 4),
+                        help="--train-model: the pre-trained biLM's widths times this (edrew train --bilm-width)")
     parser.add_argument("--train-tree-levels", type=int, default=0, metavar="L",
                         help="--train-model: ancestor levels the head pools over (edrew train --tree-levels)")
     parser.add_argument("--train-seed", type=int, default=None,
@@ -228,6 +230,7 @@ def check_held_out(model_dir: Path, expected: dict) -> None:
 
 def train_config(args, folder: Path, model_dir: Path, split_name: str, held: dict = None):
     """The TrainConfig of one split's model, from the --train-* options."""
+    from ..model.elmo import wide_options
     from ..model.train import TrainConfig
 
     return TrainConfig(dataset=args.dataset, path=folder, out=model_dir,
@@ -239,6 +242,7 @@ def train_config(args, folder: Path, model_dir: Path, split_name: str, held: dic
                        node_weights=args.train_node_weights,
                        node_dim=args.train_node_dim, context_dim=args.train_context_dim,
                        tree_levels=args.train_tree_levels,
+                       **({} if args.train_bilm_width == 1 else {"options": wide_options(args.train_bilm_width)}),
                        seed=args.seed if args.train_seed is None else args.train_seed,
                        group_by=args.group_by, held_out=held,
                        bilm_from=Path(args.train_bilm.replace("{split}", model_dir.name))

@@ -70,6 +70,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context-dim", type=int, default=32,
                         help="width of each direction of the head's page BiLSTM (default: %(default)s, as the "
                              "shipped models)")
+    parser.add_argument("--bilm-width", type=int, default=1, choices=(1, 2, 3, 4),
+                        help="the pre-trained biLM's widths (character-CNN filters, projection, LSTM cell) times "
+                             "this (default: %(default)s, as the shipped models; an ablation)")
     parser.add_argument("--tree-levels", type=int, default=0, metavar="L",
                         help="the head also reads, for each of the node's first L ancestor elements, the mean "
                              "vector of the nodes under it (0-4; default: %(default)s, as the shipped models; "
@@ -130,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from ..model.elmo import wide_options
     from ..model.train import TrainConfig, ablation_table, check_config, train
 
     variants = tuple(v.strip() for v in args.variant.split(",") if v.strip())
@@ -162,6 +166,7 @@ def _run(args: argparse.Namespace) -> int:
         skip_settled=args.skip_settled, node_weights=args.node_weights,
         node_dim=args.node_dim, context_dim=args.context_dim, tree_levels=args.tree_levels,
         **({} if args.features is None else {"n_features": args.features}),
+        **({} if args.bilm_width == 1 else {"options": wide_options(args.bilm_width)}),
         command="edrew train " + " ".join(sys.argv[2:] if len(sys.argv) > 2 else []),
     )
     try:

@@ -60,6 +60,15 @@ def char_tensor(words: Sequence[str]) -> torch.Tensor:
     return torch.from_numpy(ids)
 
 
+def wide_options(width: int) -> dict:
+    """default_options with every width (character-CNN filters, projection, LSTM cell) times `width`:
+    an ablation of the biLM's capacity (docs/evaluation.md, "A wider biLM"); 1 is the shipped models'."""
+    base = default_options()
+    filters = [(size, count * width) for size, count in base["char_cnn"]["filters"]]
+    return default_options(filters=filters, projection_dim=base["lstm"]["projection_dim"] * width,
+                           cell_dim=base["lstm"]["dim"] * width)
+
+
 def default_options(
     char_dim: int = 16,
     filters: Sequence[Tuple[int, int]] = ((1, 16), (2, 16), (3, 32), (4, 32), (5, 32)),
