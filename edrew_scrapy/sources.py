@@ -43,13 +43,18 @@ def is_html(content_type: Optional[str], body: bytes) -> bool:
     return mime in _GENERIC_TYPES and _SNIFF.match(body[:4096]) is not None
 
 
+# Python's own table only: the system's (/etc/mime.types) differs between machines and can name saved
+# pages' extensions (.php as application/x-httpd-php), which would skip them
+_NAMED_TYPES = mimetypes.MimeTypes(filenames=())
+
+
 def type_from_name(source: str) -> Optional[str]:
     """The content type a local file's name says (".json" -> application/json; ".html.gz" -> text/html),
-    or None when its extension says nothing: a file has no Content-Type, and without this a JSON or CSS
-    file would be scored as a page although the same file served over HTTP is skipped as not-html."""
+    or None when its extension says nothing (".php", none): a file has no Content-Type, and without this
+    a JSON or CSS file would be scored as a page although the same file served over HTTP is skipped."""
     if source == "-" or source.startswith(("http://", "https://")):
         return None
-    return mimetypes.guess_type(source, strict=False)[0]
+    return _NAMED_TYPES.guess_type(source, strict=False)[0]
 
 
 def read_source(source: str, timeout: float = 30.0) -> Tuple[bytes, Optional[str], Optional[str]]:

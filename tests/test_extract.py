@@ -502,9 +502,10 @@ def test_cli_a_file_named_as_no_html_is_skipped_as_the_same_url_would_be(model_d
     (tmp_path / "saved.txt").write_text(HTML, encoding="utf-8")  # starts like a page: read as one
     (tmp_path / "page.html.gz").write_bytes(gzip.compress(HTML.encode("utf-8")))
     (tmp_path / "noext").write_text(HTML, encoding="utf-8")
-    names = ["data.json", "notes.txt", "saved.txt", "page.html.gz", "noext"]
+    (tmp_path / "index.php").write_text(HTML, encoding="utf-8")  # a saved page: its extension says nothing
+    names = ["data.json", "notes.txt", "saved.txt", "page.html.gz", "noext", "index.php"]
     code = main(["extract", *(str(tmp_path / n) for n in names), "--model", str(model_dir), "--threshold", "0"])
     out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert code == 0
-    assert [r.get("skipped") for r in out] == ["not-html", "not-html", None, None, None]
+    assert [r.get("skipped") for r in out] == ["not-html", "not-html", None, None, None, None]
     assert all("Second paragraph." in r["text"] for r in out[2:])
