@@ -40,3 +40,22 @@ def test_translated_pages_prints_a_row_per_language(capsys):
     assert sorted(langs) == ["ar", "de", "en", "ja", "ko", "pt", "ru", "th", "zh"]
     # every version keeps as many of the English page's nodes as it keeps, and misses none
     assert all(r.split()[2] == r.split()[3] and r.split()[4] == "0" for r in rows[1:])
+
+
+def test_compare_curves_reads_epoch_lines_and_plots_each_fold(tmp_path, capsys):
+    compare = _script("compare_curves")
+    log = tmp_path / "run.log"
+    log.write_text("[01:00:00] loaded 10 pages\n[01:00:05]   epoch 1: train loss 1.0, validation 0.80\n"
+                   "noise\n[01:00:09]   epoch 2: train loss 0.7, validation 0.85\n"
+                   "[01:01:00]   epoch 1: train loss 0.9, validation 0.82\n", encoding="utf-8")
+    # a run restarted in the same log keeps its last pass at each epoch
+    assert compare.read_curve(log) == [(1, 0.82), (2, 0.85)]
+    out = tmp_path / "curves.png"
+    assert compare.main(["--out", str(out), f"a:fold1:{log}", f"b:fold1:{log}", f"a:fold2:{log}"]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    printed = capsys.readouterr().out
+    assert "best validation 0.8500 (epoch 2)" in printed and printed.count("fold1") == 2
+    import pytest
+
+    with pytest.raises(SystemExit):
+        compare.main(["--out", str(out), "no-fold-given"])
