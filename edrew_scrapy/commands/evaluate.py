@@ -242,7 +242,7 @@ def train_config(args, folder: Path, model_dir: Path, split_name: str, held: dic
                        node_weights=args.train_node_weights,
                        node_dim=args.train_node_dim, context_dim=args.train_context_dim,
                        tree_levels=args.train_tree_levels,
-                       **({} if args.train_bilm_width == 1 else {"options": wide_options(args.train_bilm_width)}),
+                       options=wide_options(args.train_bilm_width),
                        seed=args.seed if args.train_seed is None else args.train_seed,
                        group_by=args.group_by, held_out=held,
                        bilm_from=Path(args.train_bilm.replace("{split}", model_dir.name))

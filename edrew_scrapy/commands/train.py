@@ -166,7 +166,7 @@ def _run(args: argparse.Namespace) -> int:
         skip_settled=args.skip_settled, node_weights=args.node_weights,
         node_dim=args.node_dim, context_dim=args.context_dim, tree_levels=args.tree_levels,
         **({} if args.features is None else {"n_features": args.features}),
-        **({} if args.bilm_width == 1 else {"options": wide_options(args.bilm_width)}),
+        options=wide_options(args.bilm_width),
         command="edrew train " + " ".join(sys.argv[2:] if len(sys.argv) > 2 else []),
     )
     try:

@@ -197,6 +197,11 @@ def distinct(items: Sequence[str]) -> List[str]:
 MAX_TREE_LEVELS = 4
 
 
+def is_tree_levels(value) -> bool:
+    """Whether `value` is a valid head "tree_levels": a whole number 0..MAX_TREE_LEVELS (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TREE_LEVELS
+
+
 def ancestor_groups(paths: Sequence[str], levels: int) -> np.ndarray:
     """(levels, len(paths)) int64: for each level k = 1..levels, a dense group id per node, equal for
     nodes whose XPaths agree once their last k steps are cut (their elements share the k-th ancestor).

@@ -13,7 +13,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .elmo import ScalarMix
-from .features import MAX_TREE_LEVELS, N_FEATURES
+from .features import MAX_TREE_LEVELS, N_FEATURES, is_tree_levels
 
 VARIANTS = {
     "a": dict(use_text=False, use_features=False, use_context=False),
@@ -30,7 +30,7 @@ def head_config(variant: str, elmo_dim: int, n_layers: int, token_dim: int, node
         raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(VARIANTS)})")
     if not (isinstance(n_features, int) and 0 < n_features <= N_FEATURES):
         raise ValueError(f"n_features must be 1..{N_FEATURES} (the first n of features.FEATURE_NAMES), got {n_features!r}")
-    if not (isinstance(tree_levels, int) and 0 <= tree_levels <= MAX_TREE_LEVELS):
+    if not is_tree_levels(tree_levels):
         raise ValueError(f"tree_levels must be 0..{MAX_TREE_LEVELS}, got {tree_levels!r}")
     config = dict(VARIANTS[variant], variant=variant, elmo_dim=elmo_dim, n_layers=n_layers,
                   token_dim=token_dim, node_dim=node_dim, context_dim=context_dim, text_dim=text_dim,

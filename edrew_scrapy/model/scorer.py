@@ -23,7 +23,8 @@ from torch.nn import functional as F
 from ..page import Node, Page
 from . import files
 from .elmo import ElmoBiLm, char_tensor
-from .features import MAX_TREE_LEVELS, N_FEATURES, ancestor_groups, distinct, page_features, retps_tokens, text_words
+from .features import (MAX_TREE_LEVELS, N_FEATURES, ancestor_groups, distinct, is_tree_levels, page_features,
+                       retps_tokens, text_words)
 from .files import ModelError
 from .head import Head
 from .trie import encode_distinct
@@ -427,7 +428,7 @@ def check_head_config(card_path: Path, config) -> None:
         raise ModelError(f"{card_path}: the head reads {n_features!r} shallow features; "
                          f"this version of edrew-scrapy computes {N_FEATURES} (a newer model needs a newer release)")
     levels = config.get("tree_levels", 0)
-    if not (isinstance(levels, int) and not isinstance(levels, bool) and 0 <= levels <= MAX_TREE_LEVELS):
+    if not is_tree_levels(levels):
         raise ModelError(f"{card_path}: head.tree_levels must be an integer 0..{MAX_TREE_LEVELS}, not {levels!r}")
     sizes = ["n_layers", "elmo_dim", "node_dim"]
     sizes += ["token_dim", "text_dim"] if config["use_text"] else []

@@ -19,7 +19,7 @@ import torch
 from ..data.splits import GROUP_KEYS, group_key
 from ..page import Page
 from .elmo import ElmoBiLm, default_options
-from .features import MAX_TREE_LEVELS, N_FEATURES
+from .features import MAX_TREE_LEVELS, N_FEATURES, is_tree_levels
 from .files import is_positive_int, write_card
 from .head import Head, head_config
 from .head_training import NODE_WEIGHTS, encode_pages, predict, to_device, train_head
@@ -166,7 +166,7 @@ def check_config(config: TrainConfig) -> None:
         value = getattr(config, name)
         if not (is_positive_int(value) and value <= 1024):
             raise ValueError(f"--{name.replace('_', '-')} must be 1..1024, got {value!r}")
-    if not (isinstance(config.tree_levels, int) and 0 <= config.tree_levels <= MAX_TREE_LEVELS):
+    if not is_tree_levels(config.tree_levels):
         raise ValueError(f"--tree-levels must be 0..{MAX_TREE_LEVELS}, got {config.tree_levels!r}")
     bad = [v for v in config.variants if v not in VARIANTS]
     if bad or not config.variants:
