@@ -427,3 +427,66 @@ def test_tree_levels_out_of_range_are_refused_before_training(tmp_path):
     cfg.tree_levels = 5
     with pytest.raises(ValueError, match="--tree-levels"):
         check_config(cfg)
+
+
+def _tiny_head_run(tmp_path):
+    """train_head on four hand-written pages (one batch an epoch) and a TINY biLM: run(epochs, **options)."""
+    from edrew_scrapy.data import simple
+    from edrew_scrapy.model.elmo import ElmoBiLm
+    from edrew_scrapy.model.head import Head, head_config
+    from edrew_scrapy.model.head_training import encode_pages, train_head
+
+    (tmp_path / "data").mkdir()
+    write_dataset(tmp_path / "data", n=4)
+    labelled = [lp for lp in simple.iter_pages(tmp_path / "data") if lp.page.nodes]
+    torch.manual_seed(0)
+    bilm = ElmoBiLm(default_options(**TINY))
+    enc = encode_pages(bilm, [lp.page for lp in labelled], [lp.labels for lp in labelled], progress=False)
+
+    def run(epochs, minutes=5.0, average_epochs=0):
+        torch.manual_seed(3)
+        head = Head(head_config("d", bilm.output_dim, bilm.num_layers, TINY["projection_dim"]))
+        rising = iter(range(100))  # every epoch validates better than the last: without averaging the last is kept
+        return train_head(head, enc, [0, 1, 2], [3], lambda probs: next(rising), epochs=epochs, minutes=minutes,
+                          seed=1, progress=False, average_epochs=average_epochs)
+    return run
+
+
+def test_weight_averaging_keeps_the_mean_of_the_last_epochs_weights(tmp_path):
+    # average_epochs: the head kept is the uniform mean of its weights after every step of the last N
+    # epochs, on the trajectory the same seed gives without averaging. With one batch an epoch, the mean of
+    # the last two epochs is the mean of the heads that 3 and 4 epochs end with.
+    run = _tiny_head_run(tmp_path)
+    three, _, _ = run(3)
+    four, plain_curves, plain = run(4)
+    mean, curves, info = run(4, average_epochs=2)
+    assert plain["best_epoch"] == 4 and "kept" not in plain
+    assert info["kept"] == "average" and info["average_epochs"] == [3, 4] and info["average_steps"] == 2
+    assert curves["train_loss"].values == plain_curves["train_loss"].values  # the same trajectory
+    assert curves["val_average"].steps == [3, 4]
+    assert set(mean) == set(four)
+    for key in four:
+        assert torch.allclose(mean[key], (three[key] + four[key]) / 2, atol=1e-6), key
+
+
+def test_averaging_that_never_began_keeps_the_best_epoch(tmp_path):
+    # the minute budget can end training before the last N epochs; the head is then the best epoch's
+    run = _tiny_head_run(tmp_path)
+    first, _, _ = run(1)
+    state, _, info = run(3, minutes=1e-9, average_epochs=2)
+    assert info["epochs_run"] == 1 and info["kept"] == "best epoch" and info["average_epochs"] is None
+    assert all(torch.equal(state[k], first[k]) for k in first)
+
+
+def test_average_epochs_reach_the_card(tmp_path):
+    card = train_d(tmp_path, "avg", epochs=3, average_epochs=2).card
+    assert card["training"]["head_epochs"]["kept"] == "average"
+    assert card["training"]["average_epochs"] == 2
+
+
+@pytest.mark.parametrize("value", [-1, 1.5, True, "2"])
+def test_average_epochs_must_be_a_count(tmp_path, value):
+    cfg = config(tmp_path, "x")
+    cfg.average_epochs = value
+    with pytest.raises(ValueError, match="--average-epochs"):
+        check_config(cfg)

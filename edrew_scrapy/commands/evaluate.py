@@ -73,6 +73,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="--train-model: the pre-trained biLM's widths times this (edrew train --bilm-width)")
     parser.add_argument("--train-tree-levels", type=int, default=0, metavar="L",
                         help="--train-model: ancestor levels the head pools over (edrew train --tree-levels)")
+    parser.add_argument("--train-average-epochs", type=int, default=0, metavar="N",
+                        help="--train-model: keep the average of the head's weights over its last N epochs "
+                             "(edrew train --average-epochs)")
     parser.add_argument("--train-seed", type=int, default=None,
                         help="--train-model: the training seed (head initialisation, batch order, validation "
                              "domains), without changing the folds that --seed draws (default: --seed)")
@@ -241,7 +244,7 @@ def train_config(args, folder: Path, model_dir: Path, split_name: str, held: dic
                        region_share=args.region_share, skip_settled=args.train_skip_settled,
                        node_weights=args.train_node_weights,
                        node_dim=args.train_node_dim, context_dim=args.train_context_dim,
-                       tree_levels=args.train_tree_levels,
+                       tree_levels=args.train_tree_levels, average_epochs=args.train_average_epochs,
                        options=wide_options(args.train_bilm_width),
                        seed=args.seed if args.train_seed is None else args.train_seed,
                        group_by=args.group_by, held_out=held,

@@ -77,6 +77,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the head also reads, for each of the node's first L ancestor elements, the mean "
                              "vector of the nodes under it (0-4; default: %(default)s, as the shipped models; "
                              "docs/evaluation.md, \"DOM context\")")
+    parser.add_argument("--average-epochs", type=int, default=0, metavar="N",
+                        help="keep the average of the head's weights over its last N epochs instead of its best "
+                             "validation epoch (default: %(default)s, as the shipped models; docs/evaluation.md, "
+                             "\"Weight averaging\")")
     parser.add_argument("--no-progress", action="store_true")
 
 
@@ -164,7 +168,7 @@ def _run(args: argparse.Namespace) -> int:
         labels_file=Path(args.labels) if args.labels else None, progress=not args.no_progress,
         metric=args.metric, region_share=args.region_share, device=args.device, bilm_from=_model_dir(args.bilm),
         skip_settled=args.skip_settled, node_weights=args.node_weights,
-        node_dim=args.node_dim, context_dim=args.context_dim, tree_levels=args.tree_levels,
+        node_dim=args.node_dim, context_dim=args.context_dim, tree_levels=args.tree_levels, average_epochs=args.average_epochs,
         **({} if args.features is None else {"n_features": args.features}),
         options=wide_options(args.bilm_width),
         command="edrew train " + " ".join(sys.argv[2:] if len(sys.argv) > 2 else []),

@@ -206,11 +206,20 @@ def predict(head: Head, enc: Encoded, indices: Sequence[int]) -> List[np.ndarray
 
 def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequence[int],
                validate: Callable[[List[np.ndarray]], float], *, epochs: int, minutes: float, seed: int,
-               batch_pages: int = 8, lr: float = 3e-3, progress: bool = True) -> Tuple[dict, Dict[str, Curve], dict]:
+               batch_pages: int = 8, lr: float = 3e-3, progress: bool = True,
+               average_epochs: int = 0) -> Tuple[dict, Dict[str, Curve], dict]:
     """Adam on weighted BCE; keeps the state with the best validation score. Returns (state, curves, run):
     `run` says how many epochs ran, which one was kept, and whether the minute budget cut training short.
     A model whose kept epoch ran whole is retrained exactly, on any machine, with `--epochs <best>`: the
-    shuffles are seeded, and the best of the first `best` epochs is that one."""
+    shuffles are seeded, and the best of the first `best` epochs is that one.
+
+    `average_epochs` N > 0: the head kept is instead the uniform average of its weights after every step
+    of the last N epochs (stochastic weight averaging), and validation picks no epoch. Why try it: the
+    epoch chosen on ~120 validation pages is noisy, and the model changes that gained on the validation
+    domains and lost on the test ones (docs/evaluation.md) point at sharp optima that fit the domains seen;
+    averaging along the trajectory is the known remedy for that (SWA; SWAD for domain generalisation). The
+    averaging consumes no random numbers, so the trajectory, and `curves["val_score"]`, are the ones the
+    same seed gives without it; `curves["val_average"]` is the average's validation score per epoch."""
     rng = random.Random(seed)
     device = device_of(head)
     enc = to_device(enc, device)
@@ -225,6 +234,11 @@ def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequ
     curves = {"train_loss": Curve(), "val_score": Curve()}
     best_state, best_score = None, -1.0
     run = {"epochs_run": 0, "best_epoch": 0, "best_epoch_whole": True, "stopped_by": "epochs"}
+    average, average_from = None, epochs + 1
+    if average_epochs:
+        average = torch.optim.swa_utils.AveragedModel(head)
+        average_from = max(1, epochs - average_epochs + 1)
+        curves["val_average"] = Curve()
     deadline = time.monotonic() + minutes * 60
     for epoch in range(1, epochs + 1):
         head.train()
@@ -246,6 +260,8 @@ def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequ
             loss.backward()
             nn.utils.clip_grad_norm_(head.parameters(), 5.0)
             optimizer.step()
+            if epoch >= average_from:
+                average.update_parameters(head)
             total += loss.item()
             count += 1
             if time.monotonic() > deadline:
@@ -260,10 +276,20 @@ def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequ
             best_score = score
             best_state = {k: v.detach().clone() for k, v in head.state_dict().items()}
             run.update(best_epoch=epoch, best_epoch_whole=whole)
+        if epoch >= average_from:
+            averaged = validate(predict(average.module, enc, val_idx))
+            curves["val_average"].add(epoch, averaged)
+            log(f"  epoch {epoch}: validation of the average of epochs {average_from}-{epoch} {averaged:.4f}")
         if time.monotonic() > deadline:
             if epoch < epochs:
                 run["stopped_by"] = "minutes"
             break
+    if average is not None and int(average.n_averaged):
+        best_state = {k: v.detach().clone() for k, v in average.module.state_dict().items()}
+        run.update(kept="average", average_epochs=[average_from, run["epochs_run"]],
+                   average_steps=int(average.n_averaged))
+    elif average is not None:  # the minute budget ended training before the averaging began
+        run.update(kept="best epoch", average_epochs=None)
     head.load_state_dict(best_state)
     head.eval()
     return best_state, curves, run

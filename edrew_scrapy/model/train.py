@@ -150,6 +150,9 @@ class TrainConfig:
     # ancestor levels the head pools over (head.tree_pool): 0, every shipped model's head, or 1-4
     # (docs/evaluation.md, "DOM context")
     tree_levels: int = 0
+    # 0: the head kept is its best validation epoch (every shipped model); N > 0: the average of its weights
+    # over the last N epochs (head_training.train_head; docs/evaluation.md, "Weight averaging")
+    average_epochs: int = 0
 
 
 def check_config(config: TrainConfig) -> None:
@@ -168,6 +171,8 @@ def check_config(config: TrainConfig) -> None:
             raise ValueError(f"--{name.replace('_', '-')} must be 1..1024, got {value!r}")
     if not is_tree_levels(config.tree_levels):
         raise ValueError(f"--tree-levels must be 0..{MAX_TREE_LEVELS}, got {config.tree_levels!r}")
+    if not (is_positive_int(config.average_epochs) or config.average_epochs == 0):
+        raise ValueError(f"--average-epochs must be 0 or a positive number of epochs, got {config.average_epochs!r}")
     bad = [v for v in config.variants if v not in VARIANTS]
     if bad or not config.variants:
         raise ValueError(f"--variant: unknown {', '.join(map(repr, bad)) or 'none given'} (choose from "
@@ -315,7 +320,7 @@ def train(config: TrainConfig) -> dict:
         _, curves, head_run = train_head(head, enc, train_idx, val_idx,
                                lambda probs: choose_threshold(lambda t: val_score(probs, t))[1],
                                epochs=config.epochs, minutes=minutes_left, seed=config.seed,
-                               progress=config.progress)
+                               progress=config.progress, average_epochs=config.average_epochs)
         if region_share is None:
             val_probs = predict(head, enc, val_idx)
             threshold = final_threshold(metric, val_probs, val_idx, pages, references, None, val_score)
@@ -340,7 +345,7 @@ def train(config: TrainConfig) -> dict:
                 "threshold_rule": ("the grid value nearest 0.5 within one standard error of the best validation "
                                    "mean" if metric == "word" else "the best validation score"),
                 "head_pages": "without the nodes extract.settled marks" if skip else "whole pages",
-                "node_weights": config.node_weights,
+                "node_weights": config.node_weights, "average_epochs": config.average_epochs,
                 "head_seconds": round(head_seconds, 1), "head_epochs": head_run,
                 "total_seconds": round(time.monotonic() - started, 1), "command": config.command,
             },
@@ -362,7 +367,9 @@ def train(config: TrainConfig) -> dict:
             written = write_card(target, dict(card, head=head.config))
         plot_curves(target / "training.png",
                     {"pretrain biLM loss": pre_curve, "head train loss": curves["train_loss"],
-                     f"validation {metric}-F1": curves["val_score"]},
+                     f"validation {metric}-F1": curves["val_score"],
+                     **({f"validation {metric}-F1, weight average": curves["val_average"]}
+                        if "val_average" in curves else {})},
                     f"{config.dataset} variant {variant}")
         log(f"variant {variant}: threshold {threshold}, validation {metrics['validation']}, {head_seconds:.0f} s")
         summary["variants"][variant] = {"dir": str(target), "threshold": threshold, "metrics": metrics,
