@@ -443,12 +443,13 @@ def _tiny_head_run(tmp_path):
     bilm = ElmoBiLm(default_options(**TINY))
     enc = encode_pages(bilm, [lp.page for lp in labelled], [lp.labels for lp in labelled], progress=False)
 
-    def run(epochs, minutes=5.0, average_epochs=0):
+    def run(epochs, minutes=5.0, average_epochs=0, lr_schedule="constant"):
         torch.manual_seed(3)
         head = Head(head_config("d", bilm.output_dim, bilm.num_layers, TINY["projection_dim"]))
         rising = iter(range(100))  # every epoch validates better than the last: without averaging the last is kept
         return train_head(head, enc, [0, 1, 2], [3], lambda probs: next(rising), epochs=epochs, minutes=minutes,
-                          seed=1, progress=False, average_epochs=average_epochs)
+                          seed=1, progress=False, average_epochs=average_epochs,
+                          lr_schedule=lr_schedule)
     return run
 
 
@@ -489,4 +490,30 @@ def test_average_epochs_must_be_a_count(tmp_path, value):
     cfg = config(tmp_path, "x")
     cfg.average_epochs = value
     with pytest.raises(ValueError, match="--average-epochs"):
+        check_config(cfg)
+
+
+def test_cosine_schedule_decays_the_rate_from_whole_to_nothing(tmp_path):
+    from edrew_scrapy.commands.options import LR_SCHEDULES as CHOICES
+    from edrew_scrapy.model.head_training import LR_SCHEDULES, cosine_factor
+
+    assert CHOICES == LR_SCHEDULES  # the command lines offer what training accepts
+    assert cosine_factor(0, 10) == 1.0 and cosine_factor(5, 10) == pytest.approx(0.5)
+    assert cosine_factor(10, 10) == pytest.approx(0.0) and cosine_factor(12, 10) == pytest.approx(0.0)
+    assert cosine_factor(2, 10) > cosine_factor(3, 10) > cosine_factor(7, 10)
+    # the first step runs at the whole rate, so one epoch of one batch is the constant schedule's epoch
+    run = _tiny_head_run(tmp_path)
+    constant, _, _ = run(1)
+    cosine, _, _ = run(1, lr_schedule="cosine")
+    assert all(torch.equal(constant[k], cosine[k]) for k in constant)
+    later, _, _ = run(3, lr_schedule="cosine")
+    assert any(not torch.equal(constant[k], later[k]) for k in constant)
+    card = train_d(tmp_path, "cosine", epochs=2, lr_schedule="cosine").card
+    assert card["training"]["lr_schedule"] == "cosine"
+
+
+def test_lr_schedule_is_checked(tmp_path):
+    cfg = config(tmp_path, "x")
+    cfg.lr_schedule = "linear"
+    with pytest.raises(ValueError, match="--lr-schedule must be one of constant, cosine"):
         check_config(cfg)

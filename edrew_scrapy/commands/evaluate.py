@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import List, Sequence, Tuple
 
 from ..data.splits import GROUP_KEYS
-from .options import (NODE_WEIGHTS, CommandError, UsageError, add_region_share, apply_region_share, check_dataset,
+from .options import (LR_SCHEDULES, NODE_WEIGHTS, CommandError, UsageError, add_region_share, apply_region_share, check_dataset,
                       dataset_path, int_at_least, out_problem, swde_filters, threshold)
 
 TEXT_EXTRACTORS = ("oracle", "trafilatura", "readability", "all-nodes")
@@ -76,6 +76,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train-average-epochs", type=int, default=0, metavar="N",
                         help="--train-model: keep the average of the head's weights over its last N epochs "
                              "(edrew train --average-epochs)")
+    parser.add_argument("--train-lr-schedule", choices=LR_SCHEDULES, default="constant",
+                        help="--train-model: the head's learning rate over its epochs (edrew train --lr-schedule)")
     parser.add_argument("--train-seed", type=int, default=None,
                         help="--train-model: the training seed (head initialisation, batch order, validation "
                              "domains), without changing the folds that --seed draws (default: --seed)")
@@ -245,6 +247,7 @@ def train_config(args, folder: Path, model_dir: Path, split_name: str, held: dic
                        node_weights=args.train_node_weights,
                        node_dim=args.train_node_dim, context_dim=args.train_context_dim,
                        tree_levels=args.train_tree_levels, average_epochs=args.train_average_epochs,
+                       lr_schedule=args.train_lr_schedule,
                        options=wide_options(args.train_bilm_width),
                        seed=args.seed if args.train_seed is None else args.train_seed,
                        group_by=args.group_by, held_out=held,

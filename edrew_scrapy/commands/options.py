@@ -12,6 +12,8 @@ DATASET_ENV = {"wcxb": "EDREW_WCXB", "swde": "EDREW_SWDE"}
 # --node-weights / --train-node-weights: model.head_training.NODE_WEIGHTS, named here so that parsing a
 # command line does not import torch (tests/test_model_train.py checks that the two agree)
 NODE_WEIGHTS = ("log", "page-share")
+# --lr-schedule / --train-lr-schedule: model.head_training.LR_SCHEDULES, for the same reason
+LR_SCHEDULES = ("constant", "cosine")
 
 
 class CommandError(Exception):

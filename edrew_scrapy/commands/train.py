@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import List
 
 from ..data.splits import GROUP_KEYS
-from .options import (NODE_WEIGHTS, CommandError, UsageError, add_region_share, check_dataset, int_at_least,
+from .options import (LR_SCHEDULES, NODE_WEIGHTS, CommandError, UsageError, add_region_share, check_dataset, int_at_least,
                       out_problem, swde_filters)
 
 
@@ -81,6 +81,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="keep the average of the head's weights over its last N epochs instead of its best "
                              "validation epoch (default: %(default)s, as the shipped models; docs/evaluation.md, "
                              "\"Weight averaging\")")
+    parser.add_argument("--lr-schedule", choices=LR_SCHEDULES, default="constant",
+                        help="the head's learning rate over its epochs: constant (as the shipped models) or "
+                             "cosine (decayed to 0 by the last epoch; an ablation, docs/evaluation.md)")
     parser.add_argument("--no-progress", action="store_true")
 
 
@@ -169,6 +172,7 @@ def _run(args: argparse.Namespace) -> int:
         metric=args.metric, region_share=args.region_share, device=args.device, bilm_from=_model_dir(args.bilm),
         skip_settled=args.skip_settled, node_weights=args.node_weights,
         node_dim=args.node_dim, context_dim=args.context_dim, tree_levels=args.tree_levels, average_epochs=args.average_epochs,
+        lr_schedule=args.lr_schedule,
         **({} if args.features is None else {"n_features": args.features}),
         options=wide_options(args.bilm_width),
         command="edrew train " + " ".join(sys.argv[2:] if len(sys.argv) > 2 else []),

@@ -22,7 +22,7 @@ from .elmo import ElmoBiLm, default_options
 from .features import MAX_TREE_LEVELS, N_FEATURES, is_tree_levels
 from .files import is_positive_int, write_card
 from .head import Head, head_config
-from .head_training import NODE_WEIGHTS, encode_pages, predict, to_device, train_head
+from .head_training import LR_SCHEDULES, NODE_WEIGHTS, encode_pages, predict, to_device, train_head
 from .pretrain import pretrain_bilm, sequences_from_html, sequences_from_pages
 from .scorer import save_model
 from .thresholds import choose_threshold, choose_threshold_within_noise, node_prf, page_word_f1, page_word_f1s
@@ -153,6 +153,9 @@ class TrainConfig:
     # 0: the head kept is its best validation epoch (every shipped model); N > 0: the average of its weights
     # over the last N epochs (head_training.train_head; docs/evaluation.md, "Weight averaging")
     average_epochs: int = 0
+    # the head's learning rate over its epochs (head_training.LR_SCHEDULES): "constant", every shipped model's,
+    # or "cosine" (docs/evaluation.md, "Weight averaging, a decaying rate")
+    lr_schedule: str = "constant"
 
 
 def check_config(config: TrainConfig) -> None:
@@ -173,6 +176,8 @@ def check_config(config: TrainConfig) -> None:
         raise ValueError(f"--tree-levels must be 0..{MAX_TREE_LEVELS}, got {config.tree_levels!r}")
     if not (is_positive_int(config.average_epochs) or config.average_epochs == 0):
         raise ValueError(f"--average-epochs must be 0 or a positive number of epochs, got {config.average_epochs!r}")
+    if config.lr_schedule not in LR_SCHEDULES:
+        raise ValueError(f"--lr-schedule must be one of {', '.join(LR_SCHEDULES)}, got {config.lr_schedule!r}")
     bad = [v for v in config.variants if v not in VARIANTS]
     if bad or not config.variants:
         raise ValueError(f"--variant: unknown {', '.join(map(repr, bad)) or 'none given'} (choose from "
@@ -320,7 +325,8 @@ def train(config: TrainConfig) -> dict:
         _, curves, head_run = train_head(head, enc, train_idx, val_idx,
                                lambda probs: choose_threshold(lambda t: val_score(probs, t))[1],
                                epochs=config.epochs, minutes=minutes_left, seed=config.seed,
-                               progress=config.progress, average_epochs=config.average_epochs)
+                               progress=config.progress, average_epochs=config.average_epochs,
+                               lr_schedule=config.lr_schedule)
         if region_share is None:
             val_probs = predict(head, enc, val_idx)
             threshold = final_threshold(metric, val_probs, val_idx, pages, references, None, val_score)
@@ -346,6 +352,7 @@ def train(config: TrainConfig) -> dict:
                                    "mean" if metric == "word" else "the best validation score"),
                 "head_pages": "without the nodes extract.settled marks" if skip else "whole pages",
                 "node_weights": config.node_weights, "average_epochs": config.average_epochs,
+                "lr_schedule": config.lr_schedule,
                 "head_seconds": round(head_seconds, 1), "head_epochs": head_run,
                 "total_seconds": round(time.monotonic() - started, 1), "command": config.command,
             },
