@@ -2,7 +2,8 @@
 
 `edrew train` and `edrew evaluate --train-model` log one line per head epoch ("epoch 7: train loss
 0.5757, validation 0.8619"); this reads those lines, so runs cut short (a machine's time limit) still
-plot what they reached. Used for the DOM-context ablation in docs/evaluation.md:
+plot what they reached; a run with `--average-epochs` adds its weight average's curve. Used for the
+DOM-context and weight-averaging ablations in docs/evaluation.md:
 
     python scripts/compare_curves.py --out docs/img/dom-context-validation.png \
         shipped:fold1:output/cv-dom/gpu-fold1.log "DOM context":fold1:output/tree/gpu-fold1.log ...
@@ -17,15 +18,20 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 EPOCH = re.compile(r"epoch (\d+): train loss ([0-9.]+), validation ([0-9.]+)")
+# a head trained with --average-epochs also logs its weight average's score ("epoch 16: validation of the
+# average of epochs 16-16 0.8713")
+AVERAGE = re.compile(r"epoch (\d+): validation of the average of epochs \d+-\d+ ([0-9.]+)")
 
 
-def read_curve(path: Path) -> List[Tuple[int, float]]:
-    """(epoch, validation score) per logged epoch; a run restarted in the same log keeps its last pass."""
+def read_curve(path: Path, average: bool = False) -> List[Tuple[int, float]]:
+    """(epoch, validation score) per logged epoch; a run restarted in the same log keeps its last pass.
+    `average`: the weight average's scores instead of the epochs' own."""
+    pattern, group = (AVERAGE, 2) if average else (EPOCH, 3)
     curve: Dict[int, float] = {}
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        match = EPOCH.search(line)
+        match = pattern.search(line)
         if match:
-            curve[int(match.group(1))] = float(match.group(3))
+            curve[int(match.group(1))] = float(match.group(group))
     return sorted(curve.items())
 
 
@@ -52,6 +58,10 @@ def main(argv=None) -> int:
         panels[fold][label] = curve
         best = max(curve, key=lambda point: point[1])
         print(f"{fold:8} {label:20} epochs {len(curve):3}  best validation {best[1]:.4f} (epoch {best[0]})")
+        averaged = read_curve(path, average=True)
+        if averaged:
+            panels[fold][f"{label}, weight average"] = averaged
+            print(f"{fold:8} {label + ', weight average':20} last {averaged[-1][1]:.4f} (epochs to {averaged[-1][0]})")
 
     import matplotlib
 

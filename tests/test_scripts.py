@@ -55,6 +55,13 @@ def test_compare_curves_reads_epoch_lines_and_plots_each_fold(tmp_path, capsys):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     printed = capsys.readouterr().out
     assert "best validation 0.8500 (epoch 2)" in printed and printed.count("fold1") == 2
+    # a weight-averaged run's log adds its average's curve, which the epochs' own curve does not read
+    averaged = tmp_path / "avg.log"
+    averaged.write_text("[01:00:05]   epoch 1: train loss 1.0, validation 0.80\n"
+                        "[01:00:06]   epoch 1: validation of the average of epochs 1-1 0.83\n", encoding="utf-8")
+    assert compare.read_curve(averaged) == [(1, 0.80)] and compare.read_curve(averaged, average=True) == [(1, 0.83)]
+    assert compare.main(["--out", str(out), f"swa:fold1:{averaged}"]) == 0
+    assert "swa, weight average" in capsys.readouterr().out
     import pytest
 
     with pytest.raises(SystemExit):

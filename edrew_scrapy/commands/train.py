@@ -80,7 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--average-epochs", type=int, default=0, metavar="N",
                         help="keep the average of the head's weights over its last N epochs instead of its best "
                              "validation epoch (default: %(default)s, as the shipped models; docs/evaluation.md, "
-                             "\"Weight averaging\")")
+                             "\"Weight averaging, a decaying rate\")")
     parser.add_argument("--lr-schedule", choices=LR_SCHEDULES, default="constant",
                         help="the head's learning rate over its epochs: constant (as the shipped models) or "
                              "cosine (decayed to 0 by the last epoch; an ablation, docs/evaluation.md)")

@@ -151,7 +151,7 @@ class TrainConfig:
     # (docs/evaluation.md, "DOM context")
     tree_levels: int = 0
     # 0: the head kept is its best validation epoch (every shipped model); N > 0: the average of its weights
-    # over the last N epochs (head_training.train_head; docs/evaluation.md, "Weight averaging")
+    # over the last N epochs (head_training.train_head; docs/evaluation.md, "Weight averaging, a decaying rate")
     average_epochs: int = 0
     # the head's learning rate over its epochs (head_training.LR_SCHEDULES): "constant", every shipped model's,
     # or "cosine" (docs/evaluation.md, "Weight averaging, a decaying rate")
