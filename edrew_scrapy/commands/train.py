@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import List
 
 from ..data.splits import GROUP_KEYS
-from .options import (LR_SCHEDULES, NODE_WEIGHTS, CommandError, UsageError, add_region_share, check_dataset, int_at_least,
-                      out_problem, swde_filters)
+from .options import (LR_SCHEDULES, NODE_WEIGHTS, CommandError, UsageError, add_region_share, check_dataset,
+                      int_at_least, out_problem, swde_filters)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -171,8 +171,8 @@ def _run(args: argparse.Namespace) -> int:
         labels_file=Path(args.labels) if args.labels else None, progress=not args.no_progress,
         metric=args.metric, region_share=args.region_share, device=args.device, bilm_from=_model_dir(args.bilm),
         skip_settled=args.skip_settled, node_weights=args.node_weights,
-        node_dim=args.node_dim, context_dim=args.context_dim, tree_levels=args.tree_levels, average_epochs=args.average_epochs,
-        lr_schedule=args.lr_schedule,
+        node_dim=args.node_dim, context_dim=args.context_dim, tree_levels=args.tree_levels,
+        average_epochs=args.average_epochs, lr_schedule=args.lr_schedule,
         **({} if args.features is None else {"n_features": args.features}),
         options=wide_options(args.bilm_width),
         command="edrew train " + " ".join(sys.argv[2:] if len(sys.argv) > 2 else []),
