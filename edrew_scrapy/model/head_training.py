@@ -246,11 +246,6 @@ def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequ
     pos_weight = torch.tensor(min(max((len(ys) - pos) / max(pos, 1.0), 1.0), 10.0), device=device)
     optimizer = torch.optim.Adam(head.parameters(), lr=lr)
     scheduler = None
-    if lr_schedule == "cosine":
-        per_epoch = sum(math.ceil(len(order[i: i + batch_pages * 8]) / batch_pages)
-                        for i in range(0, len(order), batch_pages * 8))
-        total_steps = per_epoch * epochs
-        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: cosine_factor(step, total_steps))
     curves = {"train_loss": Curve(), "val_score": Curve()}
     best_state, best_score = None, -1.0
     run = {"epochs_run": 0, "best_epoch": 0, "best_epoch_whole": True, "stopped_by": "epochs"}
@@ -270,6 +265,9 @@ def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequ
             chunk = sorted(chunk, key=lambda i: len(enc.pages[i]["y"]))
             batches += [chunk[i: i + batch_pages] for i in range(0, len(chunk), batch_pages)]
         rng.shuffle(batches)
+        if lr_schedule == "cosine" and scheduler is None:  # every epoch has as many batches as the first
+            total_steps = len(batches) * epochs
+            scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: cosine_factor(step, total_steps))
         total, count, whole = 0.0, 0, True
         for batch_idx in progress_bar(batches, desc=f"train head epoch {epoch}", unit="batch", disable=not progress):
             batch = _batch(enc, [enc.pages[i] for i in batch_idx], device)
