@@ -255,8 +255,9 @@ def test_page_share_weights_each_page_alike_and_each_node_by_its_words(tmp_path)
 
 def test_a_wider_head_is_written_loaded_and_scores_as_trained(tmp_path):
     # the widths reach the card, and a scorer built from the card rebuilds the same head
-    scorer = train_d(tmp_path, "wide", node_dim=64, context_dim=48, epochs=2)
+    scorer = train_d(tmp_path, "wide", node_dim=64, context_dim=48, dropout=0.4, epochs=2)
     assert (scorer.card["head"]["node_dim"], scorer.card["head"]["context_dim"]) == (64, 48)
+    assert scorer.card["head"]["dropout"] == 0.4 and scorer.head.node[0].p == 0.4
     assert scorer.head.context.hidden_size == 48 and scorer.head.node[1].out_features == 64
     page = serialize((tmp_path / "data" / "p3.html").read_bytes())
     scores = scorer.score([page])[0]
@@ -280,6 +281,9 @@ def test_a_wider_head_is_written_loaded_and_scores_as_trained(tmp_path):
     ({"average_epochs": 1.5}, "--average-epochs must be 0 or a positive number"),
     ({"average_epochs": True}, "--average-epochs must be 0 or a positive number"),
     ({"lr_schedule": "linear"}, "--lr-schedule must be one of constant, cosine"),
+    ({"dropout": 1.0}, r"--dropout must be a number in \[0, 1\)"),
+    ({"dropout": -0.1}, r"--dropout must be a number in \[0, 1\)"),
+    ({"dropout": float("nan")}, r"--dropout must be a number in \[0, 1\)"),
 ])
 def test_bad_options_fail_before_any_page_is_read(tmp_path, change, message):
     # the dataset folder does not exist: the option is named before anything is loaded or pre-trained

@@ -69,6 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="--train-model: width of the head's node vector (edrew train --node-dim)")
     parser.add_argument("--train-context-dim", type=int, default=32,
                         help="--train-model: width of the head's page BiLSTM (edrew train --context-dim)")
+    parser.add_argument("--train-dropout", type=float, default=0.2,
+                        help="--train-model: dropout in the head (edrew train --dropout)")
     parser.add_argument("--train-bilm-width", type=int, default=1, choices=(1, 2, 3, 4),
                         help="--train-model: the pre-trained biLM's widths times this (edrew train --bilm-width)")
     parser.add_argument("--train-tree-levels", type=int, default=0, metavar="L",
@@ -246,6 +248,7 @@ def train_config(args, folder: Path, model_dir: Path, split_name: str, held: dic
                        region_share=args.region_share, skip_settled=args.train_skip_settled,
                        node_weights=args.train_node_weights,
                        node_dim=args.train_node_dim, context_dim=args.train_context_dim,
+                       dropout=args.train_dropout,
                        tree_levels=args.train_tree_levels, average_epochs=args.train_average_epochs,
                        lr_schedule=args.train_lr_schedule,
                        options=wide_options(args.train_bilm_width),

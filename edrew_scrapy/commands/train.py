@@ -70,6 +70,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context-dim", type=int, default=32,
                         help="width of each direction of the head's page BiLSTM (default: %(default)s, as the "
                              "shipped models)")
+    parser.add_argument("--dropout", type=float, default=0.2,
+                        help="dropout before the head's node and output layers (default: %(default)s, as the "
+                             "shipped models; docs/evaluation.md, \"More dropout\")")
     parser.add_argument("--bilm-width", type=int, default=1, choices=(1, 2, 3, 4),
                         help="the pre-trained biLM's widths (character-CNN filters, projection, LSTM cell) times "
                              "this (default: %(default)s, as the shipped models; an ablation)")
@@ -171,7 +174,7 @@ def _run(args: argparse.Namespace) -> int:
         labels_file=Path(args.labels) if args.labels else None, progress=not args.no_progress,
         metric=args.metric, region_share=args.region_share, device=args.device, bilm_from=_model_dir(args.bilm),
         skip_settled=args.skip_settled, node_weights=args.node_weights,
-        node_dim=args.node_dim, context_dim=args.context_dim, tree_levels=args.tree_levels,
+        node_dim=args.node_dim, context_dim=args.context_dim, tree_levels=args.tree_levels, dropout=args.dropout,
         average_epochs=args.average_epochs, lr_schedule=args.lr_schedule,
         **({} if args.features is None else {"n_features": args.features}),
         options=wide_options(args.bilm_width),

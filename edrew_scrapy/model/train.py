@@ -20,7 +20,7 @@ from ..data.splits import GROUP_KEYS, group_key
 from ..page import Page
 from .elmo import ElmoBiLm, default_options
 from .features import MAX_TREE_LEVELS, N_FEATURES, is_tree_levels
-from .files import is_positive_int, write_card
+from .files import is_number, is_positive_int, write_card
 from .head import Head, head_config
 from .head_training import LR_SCHEDULES, NODE_WEIGHTS, encode_pages, predict, to_device, train_head
 from .pretrain import pretrain_bilm, sequences_from_html, sequences_from_pages
@@ -147,6 +147,9 @@ class TrainConfig:
     # (docs/evaluation.md, "A wider head")
     node_dim: int = 48
     context_dim: int = 32
+    # dropout before the head's node layer and its output layer (head.head_config): 0.2, every shipped model's;
+    # others are an ablation (docs/evaluation.md, "More dropout")
+    dropout: float = 0.2
     # ancestor levels the head pools over (head.tree_pool): 0, every shipped model's head, or 1-4
     # (docs/evaluation.md, "DOM context")
     tree_levels: int = 0
@@ -172,6 +175,8 @@ def check_config(config: TrainConfig) -> None:
         value = getattr(config, name)
         if not (is_positive_int(value) and value <= 1024):
             raise ValueError(f"--{name.replace('_', '-')} must be 1..1024, got {value!r}")
+    if not (is_number(config.dropout) and 0 <= config.dropout < 1):
+        raise ValueError(f"--dropout must be a number in [0, 1), got {config.dropout!r}")
     if not is_tree_levels(config.tree_levels):
         raise ValueError(f"--tree-levels must be 0..{MAX_TREE_LEVELS}, got {config.tree_levels!r}")
     if not (is_positive_int(config.average_epochs) or config.average_epochs == 0):
@@ -320,7 +325,7 @@ def train(config: TrainConfig) -> dict:
         minutes_left = max((deadline - t0) / 60 / (len(config.variants) - k), 0.05)
         head = Head(head_config(variant, bilm.output_dim, bilm.num_layers, token_dim,
                                 node_dim=config.node_dim, context_dim=config.context_dim,
-                                tree_levels=config.tree_levels,
+                                tree_levels=config.tree_levels, dropout=config.dropout,
                                 n_features=config.n_features)).to(device)
         _, curves, head_run = train_head(head, enc, train_idx, val_idx,
                                lambda probs: choose_threshold(lambda t: val_score(probs, t))[1],
