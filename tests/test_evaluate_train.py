@@ -76,14 +76,17 @@ def test_cli_head_only_folds_reuse_each_splits_biLM(tmp_path):
     assert main(base + ["--out", str(tmp_path / "a")]) == 0
     assert main(base + ["--out", str(tmp_path / "b"), "--train-bilm", str(tmp_path / "a" / "models" / "{split}"),
                         "--train-features", "16", "--train-node-weights", "page-share",
-                        "--train-node-dim", "40", "--train-context-dim", "24", "--train-dropout", "0.3"]) == 0
+                        "--train-node-dim", "40", "--train-context-dim", "24", "--train-dropout", "0.3",
+                        "--train-skip-empty-references"]) == 0
     card = json.loads((tmp_path / "b" / "models" / "test_inkwell" / "card.json").read_text())
     assert card["training"]["pretrain"]["reused_from"] == str(tmp_path / "a" / "models" / "test_inkwell")
     # the head reads models/default's 16 features; the first run's head all of them
     assert card["head"]["n_features"] == 16 and card["training"]["node_weights"] == "page-share"
     assert (card["head"]["node_dim"], card["head"]["context_dim"]) == (40, 24) and card["head"]["dropout"] == 0.3
+    assert card["training"]["empty_references"]["use"] == "left out"
     first = json.loads((tmp_path / "a" / "models" / "test_inkwell" / "card.json").read_text())
     assert first["head"]["n_features"] > 16 and first["training"]["node_weights"] == "log"
+    assert first["training"]["empty_references"]["use"] == "every node negative"
 
 
 def test_cli_names_a_device_it_cannot_train_on(tmp_path, capsys):

@@ -510,3 +510,30 @@ def test_cosine_schedule_decays_the_rate_from_whole_to_nothing(tmp_path):
     assert any(not torch.equal(constant[k], later[k]) for k in constant)
     card = train_d(tmp_path, "cosine", epochs=2, lr_schedule="cosine").card
     assert card["training"]["lr_schedule"] == "cosine"
+
+
+def test_pages_without_a_reference_can_be_left_out_of_the_head(tmp_path):
+    # a page whose annotation holds no text is unannotated rather than all boilerplate: with
+    # skip_empty_references it neither trains nor validates the head; by default it trains with every node
+    # negative, as the shipped models did. The card says how many such pages there were and what was done.
+    from edrew_scrapy.data import simple
+
+    root = tmp_path / "data"
+    root.mkdir()
+    write_dataset(root, n=10)
+    records = [json.loads(line) for line in (root / "labels.jsonl").read_text(encoding="utf-8").splitlines()]
+    for r in records[::3]:  # p0, p3, p6, p9: annotated with nothing
+        r["relevant"] = []
+    (root / "labels.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    labelled = [lp for lp in simple.iter_pages(root) if lp.page.nodes]
+    train_idx, val_idx, _test = split_by_group([lp.domain for lp in labelled], 0.25, 0.25, seed=5)
+    empty = [i for i in train_idx + val_idx if not any(labelled[i].labels)]
+    assert empty and any(i in train_idx for i in empty)  # the seed puts some on the training side
+
+    kept = train_d(tmp_path, "kept").card["training"]
+    left = train_d(tmp_path, "left", skip_empty_references=True).card["training"]
+    assert kept["empty_references"] == {"pages": len(empty), "use": "every node negative"}
+    assert left["empty_references"] == {"pages": len(empty), "use": "left out"}
+    assert left["split"]["train"] == kept["split"]["train"] - sum(i in train_idx for i in empty)
+    assert left["split"]["val"] == kept["split"]["val"] - sum(i in val_idx for i in empty)
+    assert left["pretrain"]["source"] == kept["pretrain"]["source"]  # the biLM still reads every training page

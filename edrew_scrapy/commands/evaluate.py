@@ -60,6 +60,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train-skip-settled", action="store_true",
                         help="--train-model: the head trains on pages without the nodes extraction's rules "
                              "settle (edrew train --skip-settled)")
+    parser.add_argument("--train-skip-empty-references", action="store_true",
+                        help="--train-model: the head neither trains nor validates on pages whose reference "
+                             "holds no word (edrew train --skip-empty-references)")
     parser.add_argument("--train-features", type=int, default=None, metavar="N",
                         help="--train-model: the head reads the first N shallow features (edrew train "
                              "--features; 16 is models/default's set; default: all of them)")
@@ -246,6 +249,7 @@ def train_config(args, folder: Path, model_dir: Path, split_name: str, held: dic
                        pretrain_steps=args.train_pretrain_steps, epochs=args.train_epochs,
                        device=args.train_device, progress=not args.no_progress,
                        region_share=args.region_share, skip_settled=args.train_skip_settled,
+                       skip_empty_references=args.train_skip_empty_references,
                        node_weights=args.train_node_weights,
                        node_dim=args.train_node_dim, context_dim=args.train_context_dim,
                        dropout=args.train_dropout,

@@ -57,6 +57,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="train a main-content model's head on pages without the nodes that extraction's "
                              "rules settle whatever their score, as it reads them when it scores (an ablation: "
                              "not better on WCXB; default: whole pages)")
+    parser.add_argument("--skip-empty-references", action="store_true",
+                        help="leave out of the head's training and validation the pages whose reference text "
+                             "holds no word (unannotated rather than all boilerplate; default: they train with "
+                             "every node negative, as the shipped models did)")
     parser.add_argument("--features", type=int, default=None, metavar="N",
                         help="shallow features the head reads: the first N (16: without the four declared-kind "
                              "features, as models/default was trained; default: all of them)")
@@ -173,7 +177,8 @@ def _run(args: argparse.Namespace) -> int:
         limit=args.limit, sites=sites, attrs=attrs,
         labels_file=Path(args.labels) if args.labels else None, progress=not args.no_progress,
         metric=args.metric, region_share=args.region_share, device=args.device, bilm_from=_model_dir(args.bilm),
-        skip_settled=args.skip_settled, node_weights=args.node_weights,
+        skip_settled=args.skip_settled, skip_empty_references=args.skip_empty_references,
+        node_weights=args.node_weights,
         node_dim=args.node_dim, context_dim=args.context_dim, tree_levels=args.tree_levels, dropout=args.dropout,
         average_epochs=args.average_epochs, lr_schedule=args.lr_schedule,
         **({} if args.features is None else {"n_features": args.features}),

@@ -16,6 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 import torch
 
+from ..data import words
 from ..data.splits import GROUP_KEYS, group_key
 from ..page import Page
 from .elmo import ElmoBiLm, default_options
@@ -159,6 +160,12 @@ class TrainConfig:
     # the head's learning rate over its epochs (head_training.LR_SCHEDULES): "constant", every shipped model's,
     # or "cosine" (docs/evaluation.md, "Weight averaging, a decaying rate")
     lr_schedule: str = "constant"
+    # True: a page whose reference text holds no word (data.words) is unlabelled rather than a page of
+    # boilerplate, and neither trains nor validates the head. WCXB dev has 21 such pages (IMDb's top 250, a
+    # shop's category page, ...): their content is there, the annotation is not, and as all-negative pages
+    # they teach that a listing's items are noise. False, every shipped model's training: they train with
+    # every node negative (docs/evaluation.md, "Pages without a reference")
+    skip_empty_references: bool = False
 
 
 def check_config(config: TrainConfig) -> None:
@@ -262,6 +269,16 @@ def train(config: TrainConfig) -> dict:
                          f"and the {len(labelled)} pages come from {len(set(groups))} domain(s)")
     if not val_idx:
         val_idx = train_idx[-1:]
+    lm_idx = train_idx  # the biLM learns from markup alone: an unannotated page still serves it
+    unreferenced = [i for i in train_idx + val_idx if not words(references[i])]
+    if config.skip_empty_references and unreferenced:
+        dropped = set(unreferenced)
+        train_idx = [i for i in train_idx if i not in dropped]
+        val_idx = [i for i in val_idx if i not in dropped]
+        if not train_idx or not val_idx:
+            raise ValueError(f"{config.path}: --skip-empty-references leaves no "
+                             f"{'training' if not train_idx else 'validation'} page with a reference text")
+        log(f"left out {len(unreferenced)} training/validation pages whose reference holds no word")
     load_seconds = time.monotonic() - started
     log(f"loaded {len(labelled)} pages in {load_seconds:.0f} s: {len(train_idx)} train, {len(val_idx)} val, "
         f"{len(test_idx)} test")
@@ -279,8 +296,8 @@ def train(config: TrainConfig) -> dict:
             sequences = sequences_from_html(config.pretrain_html, progress=config.progress)
             pretrain_source = str(config.pretrain_html)
         else:
-            sequences = sequences_from_pages(pages[i] for i in train_idx)
-            pretrain_source = f"reTPS of the {len(train_idx)} training pages"
+            sequences = sequences_from_pages(pages[i] for i in lm_idx)
+            pretrain_source = f"reTPS of the {len(lm_idx)} training pages"
         if not sequences:  # no step would run, and there would be no loss to report
             raise ValueError(f"{pretrain_source}: no text nodes to pre-train the biLM on")
     bilm = bilm.to(device)
@@ -358,6 +375,8 @@ def train(config: TrainConfig) -> dict:
                 "head_pages": "without the nodes extract.settled marks" if skip else "whole pages",
                 "node_weights": config.node_weights, "average_epochs": config.average_epochs,
                 "lr_schedule": config.lr_schedule,
+                "empty_references": {"pages": len(unreferenced),
+                                     "use": "left out" if config.skip_empty_references else "every node negative"},
                 "head_seconds": round(head_seconds, 1), "head_epochs": head_run,
                 "total_seconds": round(time.monotonic() - started, 1), "command": config.command,
             },
