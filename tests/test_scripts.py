@@ -66,3 +66,30 @@ def test_compare_curves_reads_epoch_lines_and_plots_each_fold(tmp_path, capsys):
 
     with pytest.raises(SystemExit):
         compare.main(["--out", str(out), "no-fold-given"])
+
+
+def test_empty_references_splits_the_mean_at_the_pages_without_a_reference(tmp_path, capsys):
+    import gzip
+    import json
+
+    root = tmp_path / "wcxb"
+    (root / "html").mkdir(parents=True)
+    (root / "ground-truth").mkdir()
+    for pid, content in (("0001", "Rivers rose all night."), ("0002", ""), ("0003", "  \n "), ("0004", "Text.")):
+        with gzip.open(root / "html" / f"{pid}.html.gz", "wt", encoding="utf-8") as f:
+            f.write(f"<html><body><p>page {pid}</p></body></html>")
+        truth = {"url": f"https://site{pid}.test/", "_internal": {"page_type": {"primary": "article"}},
+                 "ground_truth": {"title": "", "main_content": content, "with": [], "without": []}}
+        (root / "ground-truth" / f"{pid}.json").write_text(json.dumps(truth), encoding="utf-8")
+    first, later = tmp_path / "a.csv", tmp_path / "b.csv"
+    header = "page_id,group,extractor,word_p,word_r,word_f1\n"
+    first.write_text(header + "".join(f"{p},article,x,0,0,{v}\n" for p, v in
+                                      (("0001", 0.8), ("0002", 0.0), ("0003", 1.0), ("0004", 0.4))), encoding="utf-8")
+    later.write_text(header + "0004,article,x,0,0,0.6\n", encoding="utf-8")  # replaces the first file's row
+    script = _script("empty_references")
+    assert script.reference_less(root) == ["0002", "0003"]
+    m = script.means(script.read_scores([first, later]), ["0002", "0003"])["x"]
+    assert m["pages"] == 4 and abs(m["all"] - 0.6) < 1e-9 and abs(m["with_reference"] - 0.7) < 1e-9
+    assert m["reference_less_scored_1"] == 1
+    assert script.main(["--wcxb", str(root), "--pages", str(first)]) == 0
+    assert "2 pages without a reference text" in capsys.readouterr().out
