@@ -12,6 +12,11 @@ use) and over the pages with a reference text, so that the two can be read side 
 
 Several --pages files are read in turn; a later file's rows replace an earlier file's for the same
 extractor and page.
+
+With --models (a cross-validation's fold models, MODELS/fold1 ... foldK) it also tries the rule "keep
+nothing on a page whose best score is under a floor": each fold model scores its validation pages
+(redrawn as `edrew train` drew them) and its test pages, and the mean word-F1 with each floor is printed
+against the shipped decision at the card's threshold (about 10 minutes on one core for WCXB dev).
 """
 from __future__ import annotations
 
@@ -55,10 +60,51 @@ def means(scores: Dict[str, Dict[str, dict]], empty: List[str]) -> Dict[str, dic
     return out
 
 
+FLOORS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
+
+
+def page_f1s(page, probs, reference: str, threshold: float, region_share: float, floors) -> List[float]:
+    """The page's word-F1 as extract() decides, then with each floor (nothing kept under it)."""
+    from edrew_scrapy.data.align import word_f1
+    from edrew_scrapy.extract import _best_unsettled, relevant_mask
+
+    mask = relevant_mask(page, probs, threshold, region_share)
+    shipped = word_f1("\n".join(n.content for n, k in zip(page.nodes, mask) if k), reference)[2]
+    empty = word_f1("", reference)[2]
+    best = _best_unsettled(page.nodes, probs)
+    return [shipped] + [empty if best < floor else shipped for floor in floors]
+
+
+def floor_check(wcxb_root, models: Path, folds: int = 5, seed: int = 1, val_fraction: float = 0.1,
+                region_share: float = 0.7) -> Dict[str, List[float]]:
+    """{"val"|"test": mean word-F1 shipped, then per floor} over every fold's pages."""
+    import numpy as np
+
+    from edrew_scrapy.data import splits, wcxb
+    from edrew_scrapy.evaluate import reference_text
+    from edrew_scrapy.model.files import read_card
+    from edrew_scrapy.model.train import shipped_probs, split_by_group
+
+    key = splits.group_key("domain")
+    pages = list(wcxb.iter_pages(wcxb_root, wcxb.page_ids(wcxb_root)))
+    rows: Dict[str, list] = {"val": [], "test": []}
+    for f, (train, test) in enumerate(splits.group_kfold(pages, k=folds, key=key, seed=seed), 1):
+        model = models / f"fold{f}"
+        threshold = float(read_card(model, verify=False)["threshold"])
+        train_pages = [pages[i] for i in train if pages[i].page.nodes]  # as edrew train loads them
+        _, val, _ = split_by_group([key(lp) for lp in train_pages], val_fraction, 0.0, seed)
+        for part, chosen in (("val", [train_pages[i] for i in val]), ("test", [pages[i] for i in test])):
+            probs = shipped_probs(model, [lp.page for lp in chosen])
+            rows[part] += [page_f1s(lp.page, p, reference_text(lp), threshold, region_share, FLOORS)
+                           for lp, p in zip(chosen, probs)]
+    return {part: list(np.mean(np.asarray(r), axis=0)) for part, r in rows.items()}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--wcxb", default=os.environ.get("EDREW_WCXB"), help="WCXB folder (default $EDREW_WCXB)")
     parser.add_argument("--pages", action="append", required=True, help="an edrew evaluate run's pages.csv")
+    parser.add_argument("--models", default=None, help="fold models (fold1 ...): also try a floor on the best score")
     args = parser.parse_args(argv)
     if not args.wcxb:
         parser.error("give --wcxb or set EDREW_WCXB")
@@ -77,6 +123,11 @@ def main(argv=None) -> int:
     for name, m in means(scores, empty).items():
         print(f"{name:<14} {m['pages']:6d}   {m['all']:.4f}      {m['with_reference']:.4f}"
               f"                   {m['reference_less_scored_1']}")
+    if args.models:
+        print("\nkeep nothing where the page's best score is under a floor: mean word-F1 minus the shipped decision's")
+        print("pages  shipped  " + "  ".join(f"{floor:>7}" for floor in FLOORS))
+        for part, values in floor_check(Path(args.wcxb), Path(args.models)).items():
+            print(f"{part:<5}  {values[0]:.4f}   " + "  ".join(f"{v - values[0]:+.4f}" for v in values[1:]))
     return 0
 
 

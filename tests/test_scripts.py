@@ -93,3 +93,16 @@ def test_empty_references_splits_the_mean_at_the_pages_without_a_reference(tmp_p
     assert m["reference_less_scored_1"] == 1
     assert script.main(["--wcxb", str(root), "--pages", str(first)]) == 0
     assert "2 pages without a reference text" in capsys.readouterr().out
+
+
+def test_empty_references_floor_keeps_nothing_only_under_it():
+    from edrew_scrapy.serializer import serialize
+
+    page = serialize(b"<html><body><main><p>Rivers rose all night in the valley town.</p>"
+                     b"<p>The bridge held.</p></main></body></html>")
+    script = _script("empty_references")
+    low = [0.2] * len(page.nodes)  # every node at 0.2: the cap keeps what reaches half of it
+    f1s = script.page_f1s(page, low, "", 0.5, 0.7, (0.1, 0.3))
+    assert f1s == [0.0, 0.0, 1.0]  # kept text against an empty reference; under the 0.3 floor, nothing
+    f1s = script.page_f1s(page, low, "Rivers rose all night in the valley town. The bridge held.", 0.5, 0.7, (0.3,))
+    assert f1s[0] > 0.5 and f1s[1] == 0.0  # what extract() keeps matches; under the floor, nothing does
