@@ -106,3 +106,11 @@ def test_empty_references_floor_keeps_nothing_only_under_it():
     assert f1s == [0.0, 0.0, 1.0]  # kept text against an empty reference; under the 0.3 floor, nothing
     f1s = script.page_f1s(page, low, "Rivers rose all night in the valley town. The bridge held.", 0.5, 0.7, (0.3,))
     assert f1s[0] > 0.5 and f1s[1] == 0.0  # what extract() keeps matches; under the floor, nothing does
+
+
+def test_head_ensemble_averages_each_nodes_probability():
+    import numpy as np
+
+    mean = _script("head_ensemble").mean_probs([[np.array([0.2, 0.8]), np.array([1.0])],
+                                                [np.array([0.4, 0.6]), np.array([0.0])]])
+    assert np.allclose(mean[0], [0.3, 0.7]) and np.allclose(mean[1], [0.5])
