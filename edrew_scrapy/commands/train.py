@@ -59,8 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "not better on WCXB; default: whole pages)")
     parser.add_argument("--skip-empty-references", action="store_true",
                         help="leave out of the head's training and validation the pages whose reference text "
-                             "holds no word (unannotated rather than all boilerplate; default: they train with "
-                             "every node negative, as the shipped models did)")
+                             "holds no word, as unannotated rather than all boilerplate (an ablation: worse on "
+                             "WCXB; default: they train with every node negative, as the shipped models did)")
     parser.add_argument("--features", type=int, default=None, metavar="N",
                         help="shallow features the head reads: the first N (16: without the four declared-kind "
                              "features, as models/default was trained; default: all of them)")
