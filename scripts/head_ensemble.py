@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     from edrew_scrapy.model.thresholds import page_word_f1s
     from edrew_scrapy.model.train import shipped_probs
 
-    key = splits.group_key("domain")
+    key = splits.group_key(args.group_by)
     pages = list(wcxb.iter_pages(args.wcxb, wcxb.page_ids(args.wcxb)))
     _train, test = splits.group_kfold(pages, k=args.folds, key=key, seed=args.seed)[args.fold - 1]
     chosen = [pages[i] for i in test]
