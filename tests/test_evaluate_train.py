@@ -228,6 +228,44 @@ def test_group_by_reaches_the_training_split(tmp_path, monkeypatch, group_by):
     assert seen == [group_by] and config.group_by == group_by
 
 
+def test_command_defaults_are_the_training_defaults(tmp_path, monkeypatch):
+    # edrew train's and edrew evaluate's parsers spell their defaults out (building them imports no torch), so
+    # they could drift from TrainConfig's and head_config's: the configs they build with no option given must
+    # be TrainConfig's own, but for what each says on purpose (evaluate's per-split budget, the command line)
+    pytest.importorskip("torch")
+    import dataclasses
+    import inspect
+
+    from edrew_scrapy.cli import build_parser, main
+    from edrew_scrapy.commands import evaluate as command
+    from edrew_scrapy.model import train as training
+    from edrew_scrapy.model.head import head_config
+
+    class Stop(Exception):
+        pass
+
+    seen = []
+
+    def fake_train(config):
+        seen.append(config)
+        raise Stop
+
+    def differences(config):
+        default = training.TrainConfig(dataset=config.dataset, path=config.path, out=config.out)
+        return {f.name for f in dataclasses.fields(config) if getattr(config, f.name) != getattr(default, f.name)}
+
+    monkeypatch.setattr(training, "train", fake_train)
+    with pytest.raises(Stop):
+        main(["train", "--dataset", "simple", str(DATA / "simple"), "--out", str(tmp_path / "m")])
+    assert differences(seen[0]) == {"command"}
+    args = build_parser().parse_args(["evaluate", "--dataset", "wcxb", str(DATA / "wcxb"), "--train-model"])
+    config = command.train_config(args, tmp_path, tmp_path / "models" / "fold1", "fold1")
+    assert differences(config) == {"max_minutes", "command"} and config.max_minutes == 10.0
+    widths = inspect.signature(head_config).parameters
+    for name in ("node_dim", "context_dim", "dropout", "n_features", "tree_levels"):
+        assert widths[name].default == getattr(seen[0], name), name
+
+
 def test_a_reused_model_must_hold_out_this_splits_pages(tmp_path, capsys):
     # a fold model of other folds (another --group-by, --seed or --folds) would be scored on pages it was
     # trained on: refused; a card from before the check is used with a warning
