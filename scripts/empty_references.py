@@ -80,10 +80,11 @@ def floor_check(wcxb_root, models: Path, folds: int = 5, seed: int = 1, val_frac
     """{"val"|"test": mean word-F1 shipped, then per floor} over every fold's pages."""
     import numpy as np
 
+    from edrew_scrapy.commands.evaluate import validation_pages
     from edrew_scrapy.data import splits, wcxb
     from edrew_scrapy.evaluate import reference_text
     from edrew_scrapy.model.files import read_card
-    from edrew_scrapy.model.train import shipped_probs, split_by_group
+    from edrew_scrapy.model.train import shipped_probs
 
     key = splits.group_key("domain")
     pages = list(wcxb.iter_pages(wcxb_root, wcxb.page_ids(wcxb_root)))
@@ -91,9 +92,8 @@ def floor_check(wcxb_root, models: Path, folds: int = 5, seed: int = 1, val_frac
     for f, (train, test) in enumerate(splits.group_kfold(pages, k=folds, key=key, seed=seed), 1):
         model = models / f"fold{f}"
         threshold = float(read_card(model, verify=False)["threshold"])
-        train_pages = [pages[i] for i in train if pages[i].page.nodes]  # as edrew train loads them
-        _, val, _ = split_by_group([key(lp) for lp in train_pages], val_fraction, 0.0, seed)
-        for part, chosen in (("val", [train_pages[i] for i in val]), ("test", [pages[i] for i in test])):
+        val = validation_pages(pages, train, "domain", val_fraction, seed)
+        for part, chosen in (("val", val), ("test", [pages[i] for i in test])):
             probs = shipped_probs(model, [lp.page for lp in chosen])
             rows[part] += [page_f1s(lp.page, p, reference_text(lp), threshold, region_share, FLOORS)
                            for lp, p in zip(chosen, probs)]

@@ -3,7 +3,7 @@
 `edrew train` picks the grid threshold with the best mean word-F1 on its validation pages (about 120
 pages from a dozen or so domains in a WCXB fold). Each fold model of a cross-validation is scored here on
 its own validation pages (redrawn as `edrew train` drew them: the fold's training pages with text nodes,
-grouped by --group-by, seed, --val-fraction) and on its test pages, at every grid threshold, through
+grouped by --group-by, --train-seed, --val-fraction) and on its test pages, at every grid threshold, through
 extract()'s scoring path and decision (region share 0.7). Printed per fold and over all test pages:
 
 - chosen: the rule `edrew train` applied until 27 Nov 2026 (best validation mean; ties nearest 0.5),
@@ -47,7 +47,10 @@ def main(argv=None) -> int:
     parser.add_argument("--wcxb", default=os.environ.get("EDREW_WCXB"), help="WCXB folder (default $EDREW_WCXB)")
     parser.add_argument("--models", required=True, help="folder with one fold model per split (fold1 ...)")
     parser.add_argument("--folds", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1, help="the folds' seed (edrew evaluate --seed)")
+    parser.add_argument("--train-seed", type=int, default=None,
+                        help="the models' training seed, which drew their validation domains (edrew evaluate "
+                             "--train-seed; default: --seed)")
     parser.add_argument("--val-fraction", type=float, default=0.1)
     parser.add_argument("--group-by", choices=GROUP_KEYS, default="domain")
     parser.add_argument("--region-share", type=float, default=0.7)
@@ -56,12 +59,12 @@ def main(argv=None) -> int:
     if not args.wcxb:
         parser.error("give --wcxb or set EDREW_WCXB")
 
-    from edrew_scrapy.commands.evaluate import check_held_out, held_out
+    from edrew_scrapy.commands.evaluate import check_held_out, held_out, validation_pages
     from edrew_scrapy.data import splits, wcxb
     from edrew_scrapy.evaluate import reference_text
     from edrew_scrapy.model.files import read_card
     from edrew_scrapy.model.thresholds import THRESHOLDS, choose_threshold, choose_threshold_within_noise
-    from edrew_scrapy.model.train import shipped_probs, split_by_group
+    from edrew_scrapy.model.train import shipped_probs
 
     key = splits.group_key(args.group_by)
     pages = list(wcxb.iter_pages(args.wcxb, wcxb.page_ids(args.wcxb)))
@@ -75,10 +78,10 @@ def main(argv=None) -> int:
         model = Path(args.models) / name
         check_held_out(model, held_out(args, name, [pages[i] for i in test]))
         card = read_card(model, verify=False)
-        train_pages = [pages[i] for i in train if pages[i].page.nodes]  # as edrew train loads them
-        _, val, _ = split_by_group([key(lp) for lp in train_pages], args.val_fraction, 0.0, args.seed)
+        val = validation_pages(pages, train, args.group_by, args.val_fraction,
+                               args.seed if args.train_seed is None else args.train_seed)
         sets = {}
-        for part, chosen in (("val", [train_pages[i] for i in val]), ("test", [pages[i] for i in test])):
+        for part, chosen in (("val", val), ("test", [pages[i] for i in test])):
             probs = shipped_probs(model, [lp.page for lp in chosen])
             sets[part] = per_page_f1(probs, [lp.page for lp in chosen], [reference_text(lp) for lp in chosen],
                                      THRESHOLDS, args.region_share, f"{name} {part}")

@@ -537,3 +537,43 @@ def test_pages_without_a_reference_can_be_left_out_of_the_head(tmp_path):
     assert left["split"]["train"] == kept["split"]["train"] - sum(i in train_idx for i in empty)
     assert left["split"]["val"] == kept["split"]["val"] - sum(i in val_idx for i in empty)
     assert left["pretrain"]["source"] == kept["pretrain"]["source"]  # the biLM still reads every training page
+
+
+def test_scripts_redraw_the_validation_pages_that_training_drew(tmp_path, monkeypatch):
+    # scripts/threshold_choice.py and empty_references.py score a fold model on its own validation pages:
+    # commands.evaluate.validation_pages must draw the pages train() chose its epoch and threshold on
+    from edrew_scrapy.commands.evaluate import validation_pages
+    from edrew_scrapy.data import simple
+    from edrew_scrapy.model import train as training
+
+    root = tmp_path / "data"
+    root.mkdir()
+    write_dataset(root, n=10)
+    (root / "empty.html").write_text("<html><body></body></html>", encoding="utf-8")  # no node: left out
+    with (root / "labels.jsonl").open("a", encoding="utf-8") as f:
+        f.write(json.dumps({"file": "empty.html", "url": "http://site99.test/", "relevant": []}) + "\n")
+
+    class Stop(Exception):
+        pass
+
+    seen = {}
+    encode = training.encode_pages
+
+    def keep_pages(bilm, pages, *args, **kwargs):
+        seen["pages"] = list(pages)
+        return encode(bilm, pages, *args, **kwargs)
+
+    def stop(head, enc, train_idx, val_idx, *args, **kwargs):
+        seen["val"] = [seen["pages"][i].url for i in val_idx]
+        raise Stop
+
+    monkeypatch.setattr(training, "encode_pages", keep_pages)
+    monkeypatch.setattr(training, "train_head", stop)
+    with pytest.raises(Stop):
+        train(TrainConfig(dataset="simple", path=root, out=tmp_path / "m", variants=("d",), pretrain_steps=2,
+                          pretrain_minutes=1, max_minutes=2, epochs=1, seed=7, val_fraction=0.3,
+                          options=default_options(**TINY), progress=False))
+    pages = list(simple.iter_pages(root))
+    redrawn = validation_pages(pages, range(len(pages)), "domain", 0.3, seed=7)
+    assert seen["val"] and [lp.page.url for lp in redrawn] == seen["val"]
+    assert validation_pages(pages, range(len(pages)), "domain", 0.3, seed=8) != redrawn  # the seed decides

@@ -217,6 +217,20 @@ def held_out(args, split_name: str, test_pages: Sequence) -> dict:
             "sha1": hashlib.sha1(ids.encode("utf-8")).hexdigest()}
 
 
+def validation_pages(pages: Sequence, train: Sequence[int], group_by: str, val_fraction: float, seed: int) -> List:
+    """The validation pages `edrew train` draws from a split's training pages (`train`, indices into `pages`):
+    those with text nodes, split by `group_by` with the training seed (--train-seed, else --seed), as
+    `model.train.train` splits them. For scripts that score a fold model on the pages its threshold and
+    epoch were chosen on."""
+    from ..data.splits import group_key
+    from ..model.train import split_by_group
+
+    key = group_key(group_by)
+    train_pages = [pages[i] for i in train if pages[i].page.nodes]  # as train() keeps them
+    _, val, _ = split_by_group([key(lp) for lp in train_pages], val_fraction, 0.0, seed)
+    return [train_pages[i] for i in val] or train_pages[-1:]  # train()'s fallback for a one-domain set
+
+
 def check_held_out(model_dir: Path, expected: dict) -> None:
     """A UsageError when the model in `model_dir` was trained for another split than `expected`; a warning
     when its card does not say (models trained before 27 Nov 2026)."""
