@@ -221,7 +221,8 @@ def validation_pages(pages: Sequence, train: Sequence[int], group_by: str, val_f
     """The validation pages `edrew train` draws from a split's training pages (`train`, indices into `pages`):
     those with text nodes, split by `group_by` with the training seed (--train-seed, else --seed), as
     `model.train.train` splits them. For scripts that score a fold model on the pages its threshold and
-    epoch were chosen on."""
+    epoch were chosen on. A model trained with --skip-empty-references validated on these less the pages
+    whose reference holds no word."""
     from ..data.splits import group_key
     from ..model.train import split_by_group
 
