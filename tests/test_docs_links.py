@@ -37,7 +37,7 @@ def relative_links(path):
 
 def test_readme_is_a_front_page():
     size = (ROOT / "README.md").stat().st_size
-    assert size <= README_LIMIT, f"README.md is {size} bytes; keep it <= {README_LIMIT} and move details to docs/"
+    assert size <= README_LIMIT, f"README.md is {size} bytes; keep it <= {README_LIMIT}, details in docs/"
 
 
 @pytest.mark.parametrize("path", markdown_files(), ids=lambda p: str(p.relative_to(ROOT)))
