@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from edrew_scrapy.workers import Outcome
+from edrew_scrapy.scrapy.worker import Outcome
 
 
 def no_model(*args) -> None:

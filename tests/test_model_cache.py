@@ -12,9 +12,9 @@ import pytest
 import torch
 from scrapy.utils.test import get_crawler
 
-from edrew_scrapy import workers
+from edrew_scrapy.scrapy import worker as workers
 from edrew_scrapy.model.scorer import CACHE_SHARES, DEFAULT_CACHE_MB, ENTRY_OVERHEAD, LRU, load_model
-from edrew_scrapy.scrapy import EdrewSpiderMiddleware
+from edrew_scrapy.scrapy.scoring import ScoringService
 from edrew_scrapy.scrapy.settings import DEFAULTS, EdrewSettings
 
 from _model_helpers import make_page, tiny_model
@@ -168,7 +168,7 @@ class FakePool:
 def test_cache_stats_are_summed_over_the_live_workers():
     crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1})
     conf = EdrewSettings.from_settings(crawler.settings)
-    mw = EdrewSpiderMiddleware(crawler, conf, None, FakePool({11, 12}))
+    mw = ScoringService(crawler, conf, None, FakePool({11, 12}))
     one = {"texts": {"entries": 3, "bytes": 300}, "tokens": {"entries": 1, "bytes": 100}}
     mw.report_caches(11, one)
     mw.report_caches(12, one)

@@ -142,7 +142,7 @@ def test_missing_model_directory_stops_the_crawl(one_page_site, tmp_path):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "edrew_scrapy/scrapy/pipeline.py EdrewSpiderMiddleware.from_crawler logs the ModelError and re-raises it; "
+    "edrew_scrapy/scrapy/scoring.py ScoringService.from_crawler logs the ModelError and re-raises it; "
     "Scrapy 2.19's AsyncCrawlerRunner then prints 'ERROR: Task exception was never retrieved' and a "
     "~35-line traceback after the one clear ERROR line (scrapy/crawler.py _crawl_and_track re-raises on purpose "
     "so that asyncio logs it; upstream: scrapy/scrapy#6047, open PR #7919). Not worked around: only leaving "

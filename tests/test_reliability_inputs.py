@@ -22,7 +22,7 @@ from scrapy.responsetypes import responsetypes
 from scrapy.utils.test import get_crawler
 
 from edrew_scrapy.scrapy import EdrewDownloaderMiddleware
-from edrew_scrapy.scrapy.middleware import META_KEY
+from edrew_scrapy.scrapy.meta import META_KEY
 from edrew_scrapy.serializer import serialize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fixtures" / "reliability"))
@@ -124,7 +124,7 @@ def middleware_run():
     crawler = get_crawler(settings_dict={"EDREW_THREADS": 0})
     mw = EdrewDownloaderMiddleware.from_crawler(crawler)
     handler = _Collect()
-    logger = logging.getLogger("edrew_scrapy.scrapy.middleware")
+    logger = logging.getLogger("edrew_scrapy.scrapy.downloadermiddleware")
     logger.addHandler(handler)
     level = logger.level
     logger.setLevel(logging.INFO)

@@ -14,7 +14,8 @@ from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
 from edrew_scrapy.scrapy import Addon, EdrewDownloaderMiddleware, EdrewSpiderMiddleware
-from edrew_scrapy.scrapy.middleware import EXTRACTION_KEY, ITEMS_SENT_KEY, META_KEY, is_html
+from edrew_scrapy.scrapy.downloadermiddleware import is_html
+from edrew_scrapy.scrapy.meta import EXTRACTION_KEY, ITEMS_SENT_KEY, META_KEY
 from edrew_scrapy.scrapy.settings import DEFAULTS, EdrewSettings
 from edrew_scrapy.project.spiders.edrew import EdrewSpider
 
@@ -121,7 +122,7 @@ def test_settings_defaults_and_builder_path():
 
 
 def test_region_share_setting_reaches_the_in_process_scorer():
-    from edrew_scrapy.scrapy.pipeline import load_scorer
+    from edrew_scrapy.scrapy.scoring import load_scorer
 
     def loaded(value):
         return load_scorer(EdrewSettings.from_settings(Settings({"EDREW_REGION_SHARE": value}))).region_share
@@ -142,7 +143,7 @@ def test_addon_wires_components_at_addon_priority():
 
 
 def test_addon_keeps_a_projects_own_choice_of_priority_or_none():
-    path = "edrew_scrapy.scrapy.middleware.EdrewDownloaderMiddleware"
+    path = "edrew_scrapy.scrapy.downloadermiddleware.EdrewDownloaderMiddleware"
     settings = Settings({"DOWNLOADER_MIDDLEWARES": {path: None}})
     Addon().update_settings(settings)
     assert settings.getdict("DOWNLOADER_MIDDLEWARES") == {path: None}
@@ -176,6 +177,14 @@ def test_import_is_light():
     out = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == str(sorted(["Addon", "Node", "Page", "extract", "load_model", "serialize"]))
+
+
+def test_a_worker_process_imports_no_scrapy():
+    # a spawned worker imports edrew_scrapy.scrapy.worker by name: the package must not pull Scrapy in
+    code = ("import sys, edrew_scrapy.scrapy.worker; assert 'scrapy' not in sys.modules and 'twisted' not in "
+            "sys.modules; from edrew_scrapy.scrapy import EdrewSpiderMiddleware; assert 'scrapy' in sys.modules")
+    out = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
 
 
 # ---------------------------------------------------------------- what counts as HTML

@@ -15,7 +15,8 @@ from edrew_scrapy.extract import extract, override_region_share
 from edrew_scrapy.model.files import ModelError
 from edrew_scrapy.model.scorer import load_model
 from edrew_scrapy.scrapy import EdrewDownloaderMiddleware, EdrewSpiderMiddleware, NodeItem, PageContext, PageItem
-from edrew_scrapy.scrapy.middleware import EXTRACTION_KEY, ITEMS_SENT_KEY, META_KEY
+from edrew_scrapy.scrapy.meta import EXTRACTION_KEY, ITEMS_SENT_KEY, META_KEY
+from edrew_scrapy.scrapy.scoring import ScoringService
 from edrew_scrapy.scrapy.settings import EdrewSettings
 from edrew_scrapy.serializer import serialize
 
@@ -32,7 +33,8 @@ def scorer():
 
 def middleware(scorer, **settings):
     crawler = get_crawler(settings_dict=settings)
-    return crawler, EdrewSpiderMiddleware(crawler, EdrewSettings.from_settings(crawler.settings), scorer)
+    conf = EdrewSettings.from_settings(crawler.settings)
+    return crawler, EdrewSpiderMiddleware(crawler, conf, ScoringService(crawler, conf, scorer))
 
 
 def responses(paths=PAGES):
@@ -49,7 +51,7 @@ def responses(paths=PAGES):
 def run(mw, resps, own=()):
     """Each response through the downloader middleware (which scores it) and then process_spider_output,
     concurrently, as Scrapy does; its outputs."""
-    downloader = EdrewDownloaderMiddleware(mw.crawler, mw.conf)
+    downloader = EdrewDownloaderMiddleware(mw.crawler, mw.conf, mw.scoring)
 
     async def spider_output():
         for item in own:
@@ -189,7 +191,7 @@ def test_an_error_page_sent_to_its_errback_gets_no_item(scorer):
     # never ran for it, and the errback's output still comes through process_spider_output.
     crawler, mw = middleware(scorer)
     [resp] = responses(PAGES[:1])
-    downloader = EdrewDownloaderMiddleware(mw.crawler, mw.conf)
+    downloader = EdrewDownloaderMiddleware(mw.crawler, mw.conf, mw.scoring)
 
     async def errback_output():
         yield {"failed": resp.url}
@@ -205,7 +207,7 @@ def test_an_error_page_sent_to_its_errback_gets_no_item(scorer):
 def test_a_callback_that_raises_keeps_its_page_item(scorer):
     crawler, mw = middleware(scorer)
     [resp] = responses(PAGES[:1])
-    downloader = EdrewDownloaderMiddleware(mw.crawler, mw.conf)
+    downloader = EdrewDownloaderMiddleware(mw.crawler, mw.conf, mw.scoring)
 
     async def callback_output():
         yield {"own": 1}
@@ -238,22 +240,25 @@ def test_the_same_error_on_every_page_logs_one_traceback(scorer, caplog):
     assert sum(r.exc_info is not None for r in errors) == 1
 
 
-def test_a_closed_crawl_is_not_kept_alive_by_its_registration(scorer):
-    # The registered coroutines are bound methods of the middleware, which holds the crawler: left in
-    # place, they would keep every finished crawler, its stats and an in-process model in memory.
-    import gc
-    import weakref
+def test_the_downloader_middleware_finds_the_scoring_service_through_the_crawler():
+    # No module-level registry (one kept every finished crawler, its stats and its model alive): the
+    # downloader middleware asks the crawler for the spider middleware once the engine exists.
+    async def build():  # as Crawler.crawl builds them, in a running loop
+        crawler = get_crawler(settings_dict={"ADDONS": {"edrew_scrapy.Addon": 500}, "EDREW_WORKERS": 0})
+        crawler._apply_settings()
+        crawler.spider = crawler._create_spider()
+        crawler.engine = crawler._create_engine()
+        return crawler
 
-    from edrew_scrapy.scrapy import middleware as mw_module
-
-    crawler, mw = middleware(scorer)
-    assert crawler in mw_module._scoring
-    mw.spider_closed(None)
-    assert crawler not in mw_module._scoring and crawler not in mw_module._processing
-    ref = weakref.ref(crawler)
-    del crawler, mw
-    gc.collect()
-    assert ref() is None
+    crawler = asyncio.run(build())
+    downloader = crawler.get_downloader_middleware(EdrewDownloaderMiddleware)
+    spider_mw = crawler.get_spider_middleware(EdrewSpiderMiddleware)
+    assert downloader.scoring() is spider_mw.scoring and spider_mw.scoring.scorer is not None
+    [resp] = responses(PAGES[:1])
+    resp.request.meta.clear()
+    assert asyncio.run(downloader.process_response(resp.request, resp)) is resp
+    assert resp.meta[EXTRACTION_KEY].nodes
+    spider_mw.scoring.spider_closed(None)
 
 
 class BreaksOnOnePage:
@@ -304,7 +309,7 @@ def test_pages_are_scored_in_batches(scorer):
     many = responses(PAGES + PAGES[:3])
     spy = HoldsTheFirstBatch(scorer, total=len(many))
     crawler, mw = middleware(spy, EDREW_BATCH_PAGES=3)
-    spy.batcher = mw.batcher
+    spy.batcher = mw.scoring.batcher
     results = run(mw, many)
     assert all(len(outputs) == 1 for outputs in results)
     # Whatever the first batch took, the pages that waited behind it went in full batches of 3.

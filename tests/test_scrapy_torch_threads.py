@@ -2,7 +2,7 @@
 import pytest
 from scrapy.settings import Settings
 
-from edrew_scrapy.scrapy.pipeline import load_scorer
+from edrew_scrapy.scrapy.scoring import load_scorer
 from edrew_scrapy.scrapy.settings import EdrewSettings
 
 torch = pytest.importorskip("torch")

@@ -15,7 +15,8 @@ from scrapy.utils.test import get_crawler
 
 from edrew_scrapy.model.files import ModelError
 from edrew_scrapy.scrapy import EdrewSpiderMiddleware
-from edrew_scrapy.scrapy.processes import ProcessPool
+from edrew_scrapy.scrapy.processpool import ProcessPool
+from edrew_scrapy.scrapy.scoring import ScoringService
 from edrew_scrapy.scrapy.settings import EdrewSettings
 from edrew_scrapy.scrapy.stats import EdrewStats
 
@@ -198,7 +199,7 @@ def test_after_the_restarts_the_pages_are_done_in_process(tmp_path, caplog):
     marker = tmp_path / "die-always"
     marker.touch()
     workers = pool(crawler, max_restarts=1)
-    mw = EdrewSpiderMiddleware(crawler, conf, None, workers)
+    mw = EdrewSpiderMiddleware(crawler, conf, ScoringService(crawler, conf, None, workers))
     resps = responses()
     for resp in resps:  # every page kills its worker: the pool gives up, the pages are done here
         resp.request.meta.clear()
@@ -218,9 +219,9 @@ def test_after_the_restarts_the_pages_are_done_in_process(tmp_path, caplog):
 def test_close_never_waits_and_terminates_a_stuck_worker(monkeypatch):
     import time
 
-    from edrew_scrapy.scrapy import processes
+    from edrew_scrapy.scrapy import processpool
 
-    monkeypatch.setattr(processes, "SHUTDOWN_GRACE_S", 1.0)
+    monkeypatch.setattr(processpool, "SHUTDOWN_GRACE_S", 1.0)
     crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1})
     conf = EdrewSettings.from_settings(crawler.settings)
     workers = ProcessPool(conf, EdrewStats(crawler.stats, logging.getLogger("test")),
@@ -255,7 +256,7 @@ def test_close_never_waits_and_terminates_a_stuck_worker(monkeypatch):
 def test_a_main_script_without_a_guard_is_not_spawned(tmp_path, monkeypatch, source, safe):
     import types
 
-    from edrew_scrapy.scrapy.processes import main_module_problem
+    from edrew_scrapy.scrapy.processpool import main_module_problem
 
     script = tmp_path / "run.py"
     script.write_text(source)
@@ -279,12 +280,12 @@ def test_workers_are_not_used_under_an_unguarded_main_script(tmp_path, monkeypat
     monkeypatch.setitem(sys.modules, "__main__", main)
     crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1})
     mw = EdrewSpiderMiddleware.from_crawler(crawler)
-    assert mw.processes is None and mw.scorer is not None
+    assert mw.scoring.processes is None and mw.scoring.scorer is not None
     assert crawler.stats.get_value("edrew/workers/not-used") == 1
 
 
 def test_in_the_worker_one_page_that_raises_costs_only_itself(monkeypatch):
-    from edrew_scrapy import workers
+    from edrew_scrapy.scrapy import worker as workers
     from edrew_scrapy.model.scorer import load_model
 
     scorer = load_model()
@@ -335,7 +336,7 @@ def test_a_worker_exits_when_the_crawl_process_is_killed(tmp_path):
         sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / "tests")!r}]
         from scrapy.utils.test import get_crawler
         import _worker_helpers
-        from edrew_scrapy.scrapy.processes import ProcessPool
+        from edrew_scrapy.scrapy.processpool import ProcessPool
         from edrew_scrapy.scrapy.settings import EdrewSettings
         from edrew_scrapy.scrapy.stats import EdrewStats
 
@@ -461,7 +462,7 @@ async def _ticks(n=10):
 
 
 def _finish(live, prefix):
-    from edrew_scrapy.workers import Outcome
+    from edrew_scrapy.scrapy.worker import Outcome
 
     for f in list(live):
         if not f.done() and f.urls[0].startswith(prefix):
@@ -508,8 +509,8 @@ FORCED_STOP = textwrap.dedent('''
         from scrapy.utils.test import get_crawler
 
         import _worker_helpers
-        from edrew_scrapy.scrapy.pipeline import _terminate_at_shutdown
-        from edrew_scrapy.scrapy.processes import ProcessPool
+        from edrew_scrapy.scrapy.processpool import ProcessPool
+        from edrew_scrapy.scrapy.scoring import terminate_at_shutdown
         from edrew_scrapy.scrapy.settings import EdrewSettings
         from edrew_scrapy.scrapy.stats import EdrewStats
 
@@ -518,7 +519,7 @@ FORCED_STOP = textwrap.dedent('''
             workers = ProcessPool(EdrewSettings.from_settings(crawler.settings),
                                   EdrewStats(crawler.stats, logging.getLogger("t")),
                                   task=_worker_helpers.sleep_forever, initializer=_worker_helpers.no_model)
-            _terminate_at_shutdown(workers)
+            terminate_at_shutdown(workers)
             workers.cycle = workers  # reachable only through a cycle once main() returns, as a crawl's objects
             asyncio.ensure_future(workers.run([(b"<p>x</p>", None, "http://a/1")]))
             while not workers._executor._processes:
@@ -551,7 +552,7 @@ def test_a_drain_cancelled_by_a_forced_stop_is_no_unhandled_error():
     from twisted.internet.defer import CancelledError, Deferred
     from twisted.python.failure import Failure
 
-    from edrew_scrapy.scrapy.pipeline import Batcher
+    from edrew_scrapy.scrapy.scoring import Batcher
 
     async def run(pages):
         return pages
@@ -569,7 +570,7 @@ def test_a_cancelled_drainer_answers_its_pages():
     # asyncio.CancelledError is no Exception: the batch in hand got no result and its pages waited for ever
     from twisted.internet.defer import Deferred
 
-    from edrew_scrapy.scrapy.pipeline import Batcher
+    from edrew_scrapy.scrapy.scoring import Batcher
 
     async def never(pages):
         await asyncio.Event().wait()

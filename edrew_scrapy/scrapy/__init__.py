@@ -1,8 +1,48 @@
-"""Scrapy integration: enable it with ``ADDONS = {"edrew_scrapy.Addon": 500}``."""
-from .addon import Addon
-from .items import NodeItem, PageContext, PageItem
-from .middleware import META_KEY, EdrewDownloaderMiddleware
-from .pipeline import EdrewSpiderMiddleware
+"""Scrapy integration: enable it with ``ADDONS = {"edrew_scrapy.Addon": 500}``.
 
-__all__ = ["Addon", "EdrewDownloaderMiddleware", "EdrewSpiderMiddleware", "META_KEY", "NodeItem",
-           "PageContext", "PageItem"]
+The public names load on first use, so that a worker process (worker.py) imports no Scrapy.
+
+    addon.py                 the add-on: wires the components below and the EDREW_ defaults
+    downloadermiddleware.py  serialise each HTML response, and have it scored
+    spidermiddleware.py      after the spider's output, the items of each scored page
+    scoring.py               the scoring service: the model, batching, the scoring thread
+    processpool.py           with EDREW_WORKERS >= 1, the worker processes ...
+    worker.py                ... and what runs inside each of them
+"""
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# public name -> module that defines it
+_LAZY = {
+    "Addon": "edrew_scrapy.scrapy.addon",
+    "EdrewDownloaderMiddleware": "edrew_scrapy.scrapy.downloadermiddleware",
+    "EdrewSpiderMiddleware": "edrew_scrapy.scrapy.spidermiddleware",
+    "META_KEY": "edrew_scrapy.scrapy.meta",
+    "NodeItem": "edrew_scrapy.scrapy.items",
+    "PageContext": "edrew_scrapy.scrapy.items",
+    "PageItem": "edrew_scrapy.scrapy.items",
+}
+
+__all__ = sorted(_LAZY)
+
+if TYPE_CHECKING:
+    from .addon import Addon
+    from .downloadermiddleware import EdrewDownloaderMiddleware
+    from .items import NodeItem, PageContext, PageItem
+    from .meta import META_KEY
+    from .spidermiddleware import EdrewSpiderMiddleware
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from scrapy.utils.misc import load_object
 
-from .middleware import EdrewDownloaderMiddleware
-from .pipeline import EdrewSpiderMiddleware
+from .downloadermiddleware import EdrewDownloaderMiddleware
 from .resume import ResumeGuard, resume_enabled, wrap_feeds
 from .settings import DEFAULTS
+from .spidermiddleware import EdrewSpiderMiddleware
 
 # Below RetryMiddleware (550), HttpCompressionMiddleware (590) and RedirectMiddleware (600), so their
 # process_response runs first: pages arrive decompressed, and redirects and retried errors are never
