@@ -67,7 +67,7 @@ def page_f1s(page, probs, reference: str, threshold: float, region_share: float,
     """The page's word-F1 as extract() decides, then with each floor (nothing kept under it)."""
     from edrew_scrapy.data.align import word_f1
     from edrew_scrapy.extract import _best_unsettled
-    from edrew_scrapy.model.thresholds import page_word_f1s
+    from edrew_scrapy.training.thresholds import page_word_f1s
 
     shipped = float(page_word_f1s([probs], [page], [reference], threshold, region_share)[0])
     empty = word_f1("", reference)[2]
@@ -82,9 +82,9 @@ def floor_check(wcxb_root, models: Path, folds: int = 5, seed: int = 1, val_frac
 
     from edrew_scrapy.commands.evaluate import validation_pages
     from edrew_scrapy.data import splits, wcxb
-    from edrew_scrapy.evaluate import reference_text
+    from edrew_scrapy.training.evaluate import reference_text
     from edrew_scrapy.model.files import read_card
-    from edrew_scrapy.model.train import shipped_probs
+    from edrew_scrapy.training.train import shipped_probs
 
     key = splits.group_key("domain")
     pages = list(wcxb.iter_pages(wcxb_root, wcxb.page_ids(wcxb_root)))

@@ -44,9 +44,9 @@ def main(argv=None) -> int:
 
     from edrew_scrapy.commands.evaluate import check_held_out, held_out
     from edrew_scrapy.data import splits, wcxb
-    from edrew_scrapy.evaluate import reference_text
-    from edrew_scrapy.model.thresholds import page_word_f1s
-    from edrew_scrapy.model.train import shipped_probs
+    from edrew_scrapy.training.evaluate import reference_text
+    from edrew_scrapy.training.thresholds import page_word_f1s
+    from edrew_scrapy.training.train import shipped_probs
 
     key = splits.group_key(args.group_by)
     pages = list(wcxb.iter_pages(args.wcxb, wcxb.page_ids(args.wcxb)))

@@ -71,7 +71,7 @@ def main() -> int:
 
 def score(root: Path, fold: dict, out: Path, k: int) -> None:
     from edrew_scrapy.data import wcxb
-    from edrew_scrapy.evaluate import evaluate_pages, scorer_extractor
+    from edrew_scrapy.training.evaluate import evaluate_pages, scorer_extractor
     from edrew_scrapy.model.scorer import load_model
 
     pages = list(wcxb.iter_pages(root, fold["test"]))

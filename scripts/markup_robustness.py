@@ -85,7 +85,7 @@ def main(argv=None) -> int:
     from tqdm import tqdm
 
     from edrew_scrapy.data import splits, wcxb
-    from edrew_scrapy.evaluate import reference_text, word_f1
+    from edrew_scrapy.training.evaluate import reference_text, word_f1
     from edrew_scrapy.commands.evaluate import check_held_out, held_out
     from edrew_scrapy.extract import extract, override_region_share
     from edrew_scrapy.model.scorer import load_model

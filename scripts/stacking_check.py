@@ -145,7 +145,7 @@ def main(argv=None) -> int:
     from edrew_scrapy.data.align import word_f1
     from edrew_scrapy.commands.evaluate import check_held_out, held_out
     from edrew_scrapy.data.splits import group_key, group_kfold
-    from edrew_scrapy.evaluate import predicted_text, reference_text
+    from edrew_scrapy.training.evaluate import predicted_text, reference_text
     from edrew_scrapy.extract import relevant_mask, score_pages, settled
     from edrew_scrapy.model.features import page_features
     from edrew_scrapy.model.scorer import load_model

@@ -36,7 +36,7 @@ def per_page_f1(probs: Sequence[np.ndarray], pages, references, thresholds, regi
     """(thresholds, pages) word-F1 of each page at each threshold, as extract() decides."""
     from tqdm import tqdm
 
-    from edrew_scrapy.model.thresholds import page_word_f1s
+    from edrew_scrapy.training.thresholds import page_word_f1s
 
     return np.stack([page_word_f1s(probs, pages, references, t, region_share)
                      for t in tqdm(thresholds, desc=desc, leave=False)])
@@ -61,10 +61,10 @@ def main(argv=None) -> int:
 
     from edrew_scrapy.commands.evaluate import check_held_out, held_out, validation_pages
     from edrew_scrapy.data import splits, wcxb
-    from edrew_scrapy.evaluate import reference_text
+    from edrew_scrapy.training.evaluate import reference_text
     from edrew_scrapy.model.files import read_card
-    from edrew_scrapy.model.thresholds import THRESHOLDS, choose_threshold, choose_threshold_within_noise
-    from edrew_scrapy.model.train import shipped_probs
+    from edrew_scrapy.training.thresholds import THRESHOLDS, choose_threshold, choose_threshold_within_noise
+    from edrew_scrapy.training.train import shipped_probs
 
     key = splits.group_key(args.group_by)
     pages = list(wcxb.iter_pages(args.wcxb, wcxb.page_ids(args.wcxb)))

@@ -27,9 +27,9 @@ def main() -> int:
 
     from edrew_scrapy.data import registrable_domain, wcxb
     from edrew_scrapy.data.splits import by_host
-    from edrew_scrapy.evaluate import evaluate_pages, scorer_extractor
+    from edrew_scrapy.training.evaluate import evaluate_pages, scorer_extractor
     from edrew_scrapy.model.scorer import load_model
-    from edrew_scrapy.model.train import split_by_group
+    from edrew_scrapy.training.train import split_by_group
 
     pages = [lp for lp in wcxb.iter_pages(args.wcxb, wcxb.page_ids(args.wcxb)) if lp.page.nodes]
     train, val, _ = split_by_group([by_host(lp) for lp in pages], args.val_fraction, 0.0, args.seed)

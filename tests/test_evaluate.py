@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edrew_scrapy import evaluate as ev
-from edrew_scrapy.baselines import ReTPSBaseline, split_retps
+from edrew_scrapy.training import evaluate as ev
+from edrew_scrapy.training.baselines import ReTPSBaseline, split_retps
 from edrew_scrapy.data import swde, wcxb
 
 from conftest import cli

@@ -170,7 +170,7 @@ def _train(capsys, tmp_path, *argv, dataset="simple", path=None):
 ])
 def test_cli_train_usage_errors_exit_2_before_any_work(tmp_path, capsys, monkeypatch, argv, message):
     pytest.importorskip("torch")
-    from edrew_scrapy.model import train as training
+    from edrew_scrapy.training import train as training
 
     monkeypatch.setattr(training, "load_labelled", lambda *a, **k: pytest.fail("pages read"))
     status, err = _train(capsys, tmp_path, *[a.format(tmp=tmp_path) for a in argv])
@@ -207,7 +207,7 @@ def test_group_by_reaches_the_training_split(tmp_path, monkeypatch, group_by):
     pytest.importorskip("torch")
     from edrew_scrapy.cli import build_parser, main
     from edrew_scrapy.commands import evaluate as command
-    from edrew_scrapy.model import train as training
+    from edrew_scrapy.training import train as training
 
     class Stop(Exception):
         pass
@@ -238,7 +238,7 @@ def test_command_defaults_are_the_training_defaults(tmp_path, monkeypatch):
 
     from edrew_scrapy.cli import build_parser, main
     from edrew_scrapy.commands import evaluate as command
-    from edrew_scrapy.model import train as training
+    from edrew_scrapy.training import train as training
     from edrew_scrapy.model.head import head_config
 
     class Stop(Exception):

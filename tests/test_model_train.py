@@ -9,9 +9,9 @@ import torch
 
 from edrew_scrapy.model.elmo import default_options
 from edrew_scrapy.model.scorer import load_model
-from edrew_scrapy.model.pretrain import build_vocab, sequences_from_html
-from edrew_scrapy.model.thresholds import choose_threshold
-from edrew_scrapy.model.train import TrainConfig, check_config, split_by_group, train
+from edrew_scrapy.training.pretrain import build_vocab, sequences_from_html
+from edrew_scrapy.training.thresholds import choose_threshold
+from edrew_scrapy.training.train import TrainConfig, check_config, split_by_group, train
 from edrew_scrapy.serializer import serialize
 
 from _model_helpers import TINY
@@ -67,7 +67,7 @@ def test_training_writes_loadable_models_reproducibly(tmp_path):
 
 def test_region_share_follows_the_metric_unless_given(tmp_path):
     from edrew_scrapy.extract import MAIN_REGION_SHARE
-    from edrew_scrapy.model.train import _region_share
+    from edrew_scrapy.training.train import _region_share
 
     cfg = config(tmp_path, "x")
     assert _region_share(cfg, "word") == MAIN_REGION_SHARE and _region_share(cfg, "node") is None
@@ -97,9 +97,9 @@ def test_main_content_threshold_is_chosen_on_the_scores_extract_computes(tmp_pat
     # score_pages leaves the settled nodes (here the <nav> and the page <footer>) unscored, and the head then
     # reads the page without them: the card's threshold and validation metrics come from those scores
     from edrew_scrapy.data import simple
-    from edrew_scrapy.evaluate import reference_text
-    from edrew_scrapy.model.thresholds import choose_threshold_within_noise, page_word_f1s
-    from edrew_scrapy.model.train import shipped_probs
+    from edrew_scrapy.training.evaluate import reference_text
+    from edrew_scrapy.training.thresholds import choose_threshold_within_noise, page_word_f1s
+    from edrew_scrapy.training.train import shipped_probs
 
     card = train_main_content(tmp_path, "d").card
     assert card["training"]["threshold_scores"].startswith("extract.score_pages")
@@ -171,8 +171,8 @@ def test_a_head_can_train_on_pages_as_it_scores_them(tmp_path):
     from edrew_scrapy.data import simple
     from edrew_scrapy.extract import settled
     from edrew_scrapy.model.scorer import load_head
-    from edrew_scrapy.model.head_training import encode_pages, predict
-    from edrew_scrapy.model.train import reuse_bilm, shipped_probs
+    from edrew_scrapy.training.head_training import encode_pages, predict
+    from edrew_scrapy.training.train import reuse_bilm, shipped_probs
 
     scorer = train_main_content(tmp_path, "d", skip_settled=True)
     assert scorer.card["training"]["head_pages"] == "without the nodes extract.settled marks"
@@ -240,7 +240,7 @@ def test_the_card_records_the_epochs_that_retrain_the_same_head(tmp_path):
 
 def test_page_share_weights_each_page_alike_and_each_node_by_its_words(tmp_path):
     from edrew_scrapy.commands.options import NODE_WEIGHTS as CHOICES
-    from edrew_scrapy.model.head_training import NODE_WEIGHTS, _node_weights
+    from edrew_scrapy.training.head_training import NODE_WEIGHTS, _node_weights
 
     assert CHOICES == NODE_WEIGHTS  # the command lines offer what training accepts
 
@@ -368,7 +368,7 @@ def test_swde_pages_that_leave_nothing_to_train_on_are_a_value_error(tmp_path):
 
 def test_threshold_within_noise_stays_at_the_middle_when_the_gain_is_noise():
     # one page gains a lot at 0.1, the others lose a little: the best mean, but not beyond its noise
-    from edrew_scrapy.model.thresholds import choose_threshold_within_noise
+    from edrew_scrapy.training.thresholds import choose_threshold_within_noise
 
     def scores(t):
         if t == 0.1:
@@ -381,7 +381,7 @@ def test_threshold_within_noise_stays_at_the_middle_when_the_gain_is_noise():
 
 
 def test_threshold_within_noise_follows_a_consistent_gain():
-    from edrew_scrapy.model.thresholds import choose_threshold_within_noise
+    from edrew_scrapy.training.thresholds import choose_threshold_within_noise
 
     base = np.linspace(0.6, 0.9, 40)
     chosen, score = choose_threshold_within_noise(lambda t: base + (0.05 if t == 0.3 else 0.0) - abs(t - 0.3) * 0.01)
@@ -389,7 +389,7 @@ def test_threshold_within_noise_follows_a_consistent_gain():
 
 
 def test_threshold_within_noise_with_one_page_takes_the_best():
-    from edrew_scrapy.model.thresholds import choose_threshold_within_noise
+    from edrew_scrapy.training.thresholds import choose_threshold_within_noise
 
     chosen, _ = choose_threshold_within_noise(lambda t: np.array([1.0 - abs(t - 0.2)]))
     assert chosen == 0.2
@@ -400,9 +400,9 @@ def test_a_head_with_dom_context_trains_loads_and_scores_as_it_trained(tmp_path)
     # (one page, the settled nodes left out) must group the same nodes alike
     from edrew_scrapy.data import simple
     from edrew_scrapy.extract import settled
-    from edrew_scrapy.model.head_training import encode_pages, predict
+    from edrew_scrapy.training.head_training import encode_pages, predict
     from edrew_scrapy.model.scorer import load_head
-    from edrew_scrapy.model.train import reuse_bilm, shipped_probs
+    from edrew_scrapy.training.train import reuse_bilm, shipped_probs
 
     (tmp_path / "data").mkdir()
     write_dataset(tmp_path / "data")
@@ -419,7 +419,7 @@ def test_a_head_with_dom_context_trains_loads_and_scores_as_it_trained(tmp_path)
     for p, e in zip(probs, shipped_probs(tmp_path / "tree", pages)):
         assert np.allclose(p, e, atol=5e-3)  # training's encodings are stored in float16
     # a batch of pages of different lengths scores each page as it scores alone
-    from edrew_scrapy.model.head_training import _batch, head_logits
+    from edrew_scrapy.training.head_training import _batch, head_logits
 
     head = load_head(tmp_path / "tree", scorer.card)
     items = [enc.pages[i] for i in range(3)]
@@ -442,7 +442,7 @@ def _tiny_head_run(tmp_path):
     from edrew_scrapy.data import simple
     from edrew_scrapy.model.elmo import ElmoBiLm
     from edrew_scrapy.model.head import Head, head_config
-    from edrew_scrapy.model.head_training import encode_pages, train_head
+    from edrew_scrapy.training.head_training import encode_pages, train_head
 
     (tmp_path / "data").mkdir()
     write_dataset(tmp_path / "data", n=4)
@@ -495,7 +495,7 @@ def test_average_epochs_reach_the_card(tmp_path):
 
 def test_cosine_schedule_decays_the_rate_from_whole_to_nothing(tmp_path):
     from edrew_scrapy.commands.options import LR_SCHEDULES as CHOICES
-    from edrew_scrapy.model.head_training import LR_SCHEDULES, cosine_factor
+    from edrew_scrapy.training.head_training import LR_SCHEDULES, cosine_factor
 
     assert CHOICES == LR_SCHEDULES  # the command lines offer what training accepts
     assert cosine_factor(0, 10) == 1.0 and cosine_factor(5, 10) == pytest.approx(0.5)
@@ -544,7 +544,7 @@ def test_scripts_redraw_the_validation_pages_that_training_drew(tmp_path, monkey
     # commands.evaluate.validation_pages must draw the pages train() chose its epoch and threshold on
     from edrew_scrapy.commands.evaluate import validation_pages
     from edrew_scrapy.data import simple
-    from edrew_scrapy.model import train as training
+    from edrew_scrapy.training import train as training
 
     root = tmp_path / "data"
     root.mkdir()

@@ -220,11 +220,11 @@ def held_out(args, split_name: str, test_pages: Sequence) -> dict:
 def validation_pages(pages: Sequence, train: Sequence[int], group_by: str, val_fraction: float, seed: int) -> List:
     """The validation pages `edrew train` draws from a split's training pages (`train`, indices into `pages`):
     those with text nodes, split by `group_by` with the training seed (--train-seed, else --seed), as
-    `model.train.train` splits them. For scripts that score a fold model on the pages its threshold and
+    `training.train.train` splits them. For scripts that score a fold model on the pages its threshold and
     epoch were chosen on. A model trained with --skip-empty-references validated on these less the pages
     whose reference holds no word."""
     from ..data.splits import group_key
-    from ..model.train import split_by_group
+    from ..training.train import split_by_group
 
     key = group_key(group_by)
     train_pages = [pages[i] for i in train if pages[i].page.nodes]  # as train() keeps them
@@ -256,7 +256,7 @@ def check_held_out(model_dir: Path, expected: dict) -> None:
 def train_config(args, folder: Path, model_dir: Path, split_name: str, held: dict = None):
     """The TrainConfig of one split's model, from the --train-* options."""
     from ..model.elmo import wide_options
-    from ..model.train import TrainConfig
+    from ..training.train import TrainConfig
 
     return TrainConfig(dataset=args.dataset, path=folder, out=model_dir,
                        variants=(args.train_variant,), max_minutes=args.train_minutes,
@@ -282,7 +282,7 @@ def train_config(args, folder: Path, model_dir: Path, split_name: str, held: dic
 def train_on(args, pages: Sequence, model_dir: Path, split_name: str, held: dict = None):
     """Train our model on `pages` with edrew train's entry point; the loaded Scorer, or None (reported)."""
     from ..model.scorer import load_model
-    from ..model.train import train
+    from ..training.train import train
 
     with tempfile.TemporaryDirectory(prefix="edrew-fold-") as tmp:
         folder = write_subset(args.dataset, pages, Path(tmp) / "data")
@@ -329,8 +329,8 @@ def _check_splits(splits, n_pages: int, trains: bool) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .. import evaluate as ev
-    from ..baselines import BASELINES, ReTPSBaseline
+    from ..training import evaluate as ev
+    from ..training.baselines import BASELINES, ReTPSBaseline
 
     text_names = _names(args.extractors, TEXT_EXTRACTORS)
     baseline_names = _names(args.baselines, BASELINES)
@@ -344,7 +344,7 @@ def _run(args: argparse.Namespace) -> int:
         problem = device_problem(args.train_device)
         if problem:
             raise UsageError(f"--train-device {args.train_device}: {problem}")
-        from ..model.train import check_config
+        from ..training.train import check_config
 
         try:  # once, before any page is read, rather than "model not trained" for every split
             check_config(train_config(args, Path("."), Path("."), "check"))

@@ -9,10 +9,10 @@ from typing import List, Optional, Tuple
 
 # where `edrew train` and `edrew evaluate` look for a dataset folder not given on the command line
 DATASET_ENV = {"wcxb": "EDREW_WCXB", "swde": "EDREW_SWDE"}
-# --node-weights / --train-node-weights: model.head_training.NODE_WEIGHTS, named here so that parsing a
+# --node-weights / --train-node-weights: training.head_training.NODE_WEIGHTS, named here so that parsing a
 # command line does not import torch (tests/test_model_train.py checks that the two agree)
 NODE_WEIGHTS = ("log", "page-share")
-# --lr-schedule / --train-lr-schedule: model.head_training.LR_SCHEDULES, for the same reason
+# --lr-schedule / --train-lr-schedule: training.head_training.LR_SCHEDULES, for the same reason
 LR_SCHEDULES = ("constant", "cosine")
 
 

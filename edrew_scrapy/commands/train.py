@@ -117,7 +117,7 @@ def _model_dir(name):
 
 def _check_pretrain_html(folder: str) -> None:
     """A UsageError before any work when --pretrain-html names no folder of HTML files."""
-    from ..model.pretrain import html_files
+    from ..training.pretrain import html_files
 
     if not Path(folder).is_dir():
         raise UsageError(f"--pretrain-html {folder}: "
@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from ..model.elmo import wide_options
-    from ..model.train import TrainConfig, ablation_table, check_config, train
+    from ..training.train import TrainConfig, ablation_table, check_config, train
 
     variants = tuple(v.strip() for v in args.variant.split(",") if v.strip())
     problem = device_problem(args.device)

@@ -18,9 +18,9 @@ from torch import nn
 from torch.nn import functional as F
 
 from ..page import Page
-from .elmo import ElmoBiLm, char_tensor
-from .features import retps_tokens
-from .training_support import Curve, device_of, progress_bar
+from ..model.elmo import ElmoBiLm, char_tensor
+from ..model.features import retps_tokens
+from .support import Curve, device_of, progress_bar
 
 UNK, BOS, EOS = "<UNK>", "<S>", "</S>"
 

@@ -19,10 +19,10 @@ from torch.nn import functional as F
 
 from ..page import Page
 from ..words import count_words
-from .elmo import ElmoBiLm, char_tensor, pool_sequences
-from .features import MAX_TREE_LEVELS, N_FEATURES, ancestor_groups, page_features, retps_tokens, text_words
-from .head import Head
-from .training_support import Curve, device_of, log, progress_bar
+from ..model.elmo import ElmoBiLm, char_tensor, pool_sequences
+from ..model.features import MAX_TREE_LEVELS, N_FEATURES, ancestor_groups, page_features, retps_tokens, text_words
+from ..model.head import Head
+from .support import Curve, device_of, log, progress_bar
 
 
 # How much each node's error counts in the head's loss:

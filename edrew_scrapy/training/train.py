@@ -19,15 +19,15 @@ import torch
 from ..data import words
 from ..data.splits import GROUP_KEYS, group_key
 from ..page import Page
-from .elmo import ElmoBiLm, default_options
-from .features import MAX_TREE_LEVELS, N_FEATURES, is_tree_levels
-from .files import is_number, is_positive_int, write_card
-from .head import Head, head_config
+from ..model.elmo import ElmoBiLm, default_options
+from ..model.features import MAX_TREE_LEVELS, N_FEATURES, is_tree_levels
+from ..model.files import is_number, is_positive_int, write_card
+from ..model.head import Head, head_config
 from .head_training import LR_SCHEDULES, NODE_WEIGHTS, encode_pages, predict, to_device, train_head
 from .pretrain import pretrain_bilm, sequences_from_html, sequences_from_pages
-from .scorer import save_model
+from ..model.scorer import save_model
 from .thresholds import choose_threshold, choose_threshold_within_noise, node_prf, page_word_f1, page_word_f1s
-from .training_support import Curve, log, plot_curves, progress_bar
+from .support import Curve, log, plot_curves, progress_bar
 
 
 def seed_everything(seed: int) -> None:
@@ -170,7 +170,7 @@ class TrainConfig:
 
 def check_config(config: TrainConfig) -> None:
     """ValueError naming the option, before any page is read or a minute spent pre-training."""
-    from .head import VARIANTS
+    from ..model.head import VARIANTS
 
     if config.group_by not in GROUP_KEYS:
         raise ValueError(f"--group-by must be domain or host, got {config.group_by!r}")
@@ -227,7 +227,7 @@ def _region_share(config: TrainConfig, metric: str) -> Optional[float]:
 
 def train(config: TrainConfig) -> dict:
     """The whole run; writes one model directory per variant and returns a summary."""
-    from ..evaluate import reference_text
+    from .evaluate import reference_text
 
     check_config(config)
     started = time.monotonic()
@@ -414,8 +414,8 @@ def train(config: TrainConfig) -> dict:
 def reuse_bilm(directory: Path) -> Tuple[dict, ElmoBiLm, dict]:
     """(options, biLM, pre-training record) of an existing model folder; its files are checked against its
     card (sha256) as when the model is loaded for scoring."""
-    from . import files
-    from .scorer import build_bilm, check_bilm_weights
+    from ..model import files
+    from ..model.scorer import build_bilm, check_bilm_weights
 
     try:
         card = files.read_card(directory)
@@ -434,7 +434,7 @@ def reuse_bilm(directory: Path) -> Tuple[dict, ElmoBiLm, dict]:
 def shipped_probs(directory: Path, pages: Sequence[Page]) -> List[np.ndarray]:
     """P(relevant) per node as extract() computes it with the model in `directory`, page by page."""
     from ..extract import score_pages
-    from .scorer import load_model
+    from ..model.scorer import load_model
 
     scorer = load_model(directory)
     return [np.asarray(score_pages(scorer, [page])[0]) for page in pages]

@@ -12,7 +12,7 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from .tokens import SEP
+from ..tokens import SEP
 
 __all__ = ["BASELINES", "ReTPSBaseline", "split_retps"]
 
