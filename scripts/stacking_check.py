@@ -146,7 +146,8 @@ def main(argv=None) -> int:
     from edrew_scrapy.commands.evaluate import check_held_out, held_out
     from edrew_scrapy.data.splits import group_key, group_kfold
     from edrew_scrapy.training.evaluate import predicted_text, reference_text
-    from edrew_scrapy.extract import relevant_mask, score_pages, settled
+    from edrew_scrapy.extract import score_pages
+    from edrew_scrapy.rules import relevant_mask, settled
     from edrew_scrapy.model.features import page_features
     from edrew_scrapy.model.scorer import load_model
     from edrew_scrapy.serializer import serialize

@@ -57,7 +57,7 @@ def test_extract_says_what_it_takes(model_dir):
 
 
 def test_nodes_inside_a_dialog_are_never_relevant(model_dir):
-    from edrew_scrapy.extract import is_relevant
+    from edrew_scrapy.rules import is_relevant
     from edrew_scrapy.serializer import serialize
 
     scorer = load_model(model_dir)
@@ -189,7 +189,7 @@ def _serialized(html):
 
 
 def test_main_region_is_the_deepest_element_holding_the_share():
-    from edrew_scrapy.extract import main_region
+    from edrew_scrapy.rules import main_region
 
     page = _serialized(REGION_HTML)
     everything = [True] * len(page.nodes)
@@ -204,7 +204,7 @@ def test_main_region_is_the_deepest_element_holding_the_share():
 def test_main_region_counts_the_words_of_chinese_text():
     # one Chinese paragraph of 34 characters (17 words: words.split_words) against two links of three
     # words: split on spaces the paragraph was one word and the links' box was the region
-    from edrew_scrapy.extract import main_region
+    from edrew_scrapy.rules import main_region
 
     page = _serialized("<body><div id=a><p>" + "河畔市议会周二晚上以九票对四票通过决议" + "将沿码头路全线修建一条自行车道</p></div>"
                        "<div id=b><a href=/1>one two three</a><a href=/2>four five six</a></div></body>")
@@ -213,7 +213,7 @@ def test_main_region_counts_the_words_of_chinese_text():
 
 
 def test_relevant_mask_keeps_only_the_main_region_when_asked():
-    from edrew_scrapy.extract import is_relevant, relevant_mask
+    from edrew_scrapy.rules import is_relevant, relevant_mask
 
     page = _serialized(REGION_HTML)
     scores = [0.9] * len(page.nodes)
@@ -228,7 +228,7 @@ def test_relevant_mask_keeps_only_the_main_region_when_asked():
 
 
 def test_nodes_with_document_order_paths_are_never_dropped_by_the_region():
-    from edrew_scrapy.extract import relevant_mask
+    from edrew_scrapy.rules import relevant_mask
 
     page = make_page(4)
     page.nodes[3].path = "(//div)[40]/p[1]"   # beyond the serializer's path depth: ancestors unknown
@@ -303,7 +303,7 @@ PRODUCT_WITH_REVIEWS = """<html><head><script type="application/ld+json">{"@type
 
 
 def test_customer_reviews_are_dropped_on_product_pages_only():
-    from edrew_scrapy.extract import in_customer_reviews, is_product_page, relevant_mask
+    from edrew_scrapy.rules import in_customer_reviews, is_product_page, relevant_mask
     from edrew_scrapy.serializer import serialize
 
     product = serialize(PRODUCT_WITH_REVIEWS.replace("{extra}", ""))
@@ -321,7 +321,7 @@ def test_customer_reviews_are_dropped_on_product_pages_only():
 
 
 def test_a_main_content_models_threshold_is_at_most_half_the_pages_best_score():
-    from edrew_scrapy.extract import FALLBACK_SHARE, PAGE_BEST_SHARE, relevant_mask
+    from edrew_scrapy.rules import FALLBACK_SHARE, PAGE_BEST_SHARE, relevant_mask
 
     page = _serialized(REGION_HTML)
     scores = [0.30, 0.25, 0.20, 0.10, 0.14]
@@ -345,7 +345,7 @@ def test_a_main_content_models_threshold_is_at_most_half_the_pages_best_score():
 
 
 def test_text_for_screen_readers_only_is_not_main_content():
-    from edrew_scrapy.extract import for_screen_readers_only, relevant_mask
+    from edrew_scrapy.rules import for_screen_readers_only, relevant_mask
 
     page = _serialized("<main><article><div class='visually-hidden'>Skip to the recipe</div><h1>Kettle</h1>"
                        "<p>A steel kettle that boils a litre in three minutes.</p>"
@@ -358,7 +358,7 @@ def test_text_for_screen_readers_only_is_not_main_content():
 
 
 def test_design_systems_screen_reader_classes_count_too():
-    from edrew_scrapy.extract import for_screen_readers_only
+    from edrew_scrapy.rules import for_screen_readers_only
 
     page = _serialized("<main><div class='answer'><p>Press Ctrl+Tab to move between the panes.</p>"
                        "<span class='v-visible-sr'>silver badges</span>"
@@ -378,7 +378,7 @@ RESPONSIVE_HTML = """<html><body><main><div class="product">
 
 
 def test_text_repeated_in_another_layout_is_kept_once():
-    from edrew_scrapy.extract import layout_duplicates, relevant_mask
+    from edrew_scrapy.rules import layout_duplicates, relevant_mask
 
     page = _serialized(RESPONSIVE_HTML)
     texts = [n.content for n in page.nodes]
@@ -395,7 +395,7 @@ def test_text_repeated_in_another_layout_is_kept_once():
 
 
 def test_form_controls_are_not_main_content():
-    from edrew_scrapy.extract import in_form_control, relevant_mask
+    from edrew_scrapy.rules import in_form_control, relevant_mask
 
     page = _serialized("<main><article><h1>Linen sheets</h1><p>Stonewashed linen, softer with every wash.</p>"
                        "<form><label for='c'>Deliver to</label><select id='c'><option>Antigua and Barbuda</option>"
@@ -411,7 +411,8 @@ def test_form_controls_are_not_main_content():
 
 
 def test_main_content_models_do_not_score_settled_nodes(model_dir):
-    from edrew_scrapy.extract import override_region_share, score_pages, settled
+    from edrew_scrapy.extract import override_region_share, score_pages
+    from edrew_scrapy.rules import settled
     from edrew_scrapy.serializer import serialize
 
     page = serialize("<html><body><nav><a href='/'>Home</a></nav><main><h1>Kettles</h1>"
@@ -479,7 +480,7 @@ SHOP_HTML = """<html><body><div class="product"><h1>The River Bridge</h1>
 def test_the_region_widens_to_hold_the_most_confident_node():
     # The list of recommendations holds more than 70 % of the kept words, so the region alone would be the
     # list and would cut the description, the one node the model is sure of (an unseen bookshop did this).
-    from edrew_scrapy.extract import main_region, relevant_mask
+    from edrew_scrapy.rules import main_region, relevant_mask
 
     page = _serialized(SHOP_HTML)
     scores = [0.9 if n.content.startswith("A history") else 0.6 for n in page.nodes]

@@ -66,7 +66,7 @@ def test_training_writes_loadable_models_reproducibly(tmp_path):
 
 
 def test_region_share_follows_the_metric_unless_given(tmp_path):
-    from edrew_scrapy.extract import MAIN_REGION_SHARE
+    from edrew_scrapy.rules import MAIN_REGION_SHARE
     from edrew_scrapy.training.train import _region_share
 
     cfg = config(tmp_path, "x")
@@ -169,7 +169,7 @@ def test_a_head_can_train_on_pages_as_it_scores_them(tmp_path):
     # extract() scores a page without the nodes its rules settle (Scorer.score(skip=settled)); with
     # skip_settled the head is trained on the same node sequences, and predict() realigns with page.nodes
     from edrew_scrapy.data import simple
-    from edrew_scrapy.extract import settled
+    from edrew_scrapy.rules import settled
     from edrew_scrapy.model.scorer import load_head
     from edrew_scrapy.training.head_training import encode_pages, predict
     from edrew_scrapy.training.train import reuse_bilm, shipped_probs
@@ -399,7 +399,7 @@ def test_a_head_with_dom_context_trains_loads_and_scores_as_it_trained(tmp_path)
     # tree_levels: the head pools over ancestor groups; training (padded batches of pages) and the scorer
     # (one page, the settled nodes left out) must group the same nodes alike
     from edrew_scrapy.data import simple
-    from edrew_scrapy.extract import settled
+    from edrew_scrapy.rules import settled
     from edrew_scrapy.training.head_training import encode_pages, predict
     from edrew_scrapy.model.scorer import load_head
     from edrew_scrapy.training.train import reuse_bilm, shipped_probs

@@ -12,7 +12,7 @@ def page_word_f1s(probs: Sequence[np.ndarray], pages: Sequence[Page], references
                   threshold: float, region_share: Optional[float] = None) -> np.ndarray:
     """Each page's word-F1 when extract()'s decision keeps its nodes at `threshold`."""
     from ..data.align import word_f1
-    from ..extract import relevant_mask
+    from ..rules import relevant_mask
 
     scores = []
     for p, page, ref in zip(probs, pages, references):

@@ -218,7 +218,7 @@ def _metric_name(config: TrainConfig) -> str:
 
 
 def _region_share(config: TrainConfig, metric: str) -> Optional[float]:
-    from ..extract import MAIN_REGION_SHARE
+    from ..rules import MAIN_REGION_SHARE
 
     if config.region_share == "auto":
         return MAIN_REGION_SHARE if metric == "word" else None
@@ -315,7 +315,7 @@ def train(config: TrainConfig) -> dict:
     region_share = _region_share(config, metric)
     skip = None
     if region_share is not None and config.skip_settled:
-        from ..extract import settled as skip
+        from ..rules import settled as skip
     t0 = time.monotonic()
     enc = to_device(encode_pages(bilm, pages, labels, progress=config.progress, skip=skip,
                                     n_features=config.n_features, node_weights=config.node_weights), device)  # every head's
