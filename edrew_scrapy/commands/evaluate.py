@@ -57,32 +57,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="--train-model: reuse this model folder's biLM and train only the head; "
                              "'{split}' in DIR is replaced by the split's name, so that each fold reuses a "
                              "biLM pre-trained without its test pages (e.g. an earlier run's OUT/models/{split})")
-    parser.add_argument("--train-skip-settled", action="store_true",
-                        help="--train-model: the head trains on pages without the nodes extraction's rules "
-                             "settle (edrew train --skip-settled)")
-    parser.add_argument("--train-skip-empty-references", action="store_true",
-                        help="--train-model: the head neither trains nor validates on pages whose reference "
-                             "holds no word (edrew train --skip-empty-references)")
     parser.add_argument("--train-features", type=int, default=None, metavar="N",
                         help="--train-model: the head reads the first N shallow features (edrew train "
                              "--features; 16 is models/default's set; default: all of them)")
-    parser.add_argument("--train-node-weights", choices=NODE_WEIGHTS, default="log",
-                        help="--train-model: each node's weight in the head's loss (edrew train --node-weights)")
-    parser.add_argument("--train-node-dim", type=int, default=48,
-                        help="--train-model: width of the head's node vector (edrew train --node-dim)")
-    parser.add_argument("--train-context-dim", type=int, default=32,
-                        help="--train-model: width of the head's page BiLSTM (edrew train --context-dim)")
-    parser.add_argument("--train-dropout", type=float, default=0.2,
-                        help="--train-model: dropout in the head (edrew train --dropout)")
-    parser.add_argument("--train-bilm-width", type=int, default=1, choices=(1, 2, 3, 4),
-                        help="--train-model: the pre-trained biLM's widths times this (edrew train --bilm-width)")
-    parser.add_argument("--train-tree-levels", type=int, default=0, metavar="L",
-                        help="--train-model: ancestor levels the head pools over (edrew train --tree-levels)")
-    parser.add_argument("--train-average-epochs", type=int, default=0, metavar="N",
-                        help="--train-model: keep the average of the head's weights over its last N epochs "
-                             "(edrew train --average-epochs)")
-    parser.add_argument("--train-lr-schedule", choices=LR_SCHEDULES, default="constant",
-                        help="--train-model: the head's learning rate over its epochs (edrew train --lr-schedule)")
     parser.add_argument("--train-seed", type=int, default=None,
                         help="--train-model: the training seed (head initialisation, batch order, validation "
                              "domains), without changing the folds that --seed draws (default: --seed)")
@@ -111,6 +88,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--attrs", default=None, help="swde: comma list of attributes")
     parser.add_argument("--out", default=None, help="output folder (default output/evaluate-DATASET)")
     parser.add_argument("--no-progress", action="store_true")
+    # edrew train's experimental options, for --train-model (docs/evaluation.md); the defaults are the shipped recipe.
+    experimental = parser.add_argument_group("experimental (ablations, not used by shipped models)")
+    experimental.add_argument("--train-skip-settled", action="store_true",
+                              help="--train-model: the head trains on pages without the nodes extraction's rules "
+                                   "settle (edrew train --skip-settled)")
+    experimental.add_argument("--train-skip-empty-references", action="store_true",
+                              help="--train-model: the head neither trains nor validates on pages whose reference "
+                                   "holds no word (edrew train --skip-empty-references)")
+    experimental.add_argument("--train-node-weights", choices=NODE_WEIGHTS, default="log",
+                              help="--train-model: each node's weight in the head's loss (edrew train --node-weights)")
+    experimental.add_argument("--train-node-dim", type=int, default=48,
+                              help="--train-model: width of the head's node vector (edrew train --node-dim)")
+    experimental.add_argument("--train-context-dim", type=int, default=32,
+                              help="--train-model: width of the head's page BiLSTM (edrew train --context-dim)")
+    experimental.add_argument("--train-dropout", type=float, default=0.2,
+                              help="--train-model: dropout in the head (edrew train --dropout)")
+    experimental.add_argument("--train-bilm-width", type=int, default=1, choices=(1, 2, 3, 4),
+                              help="--train-model: the pre-trained biLM's widths times this (edrew train --bilm-width)")
+    experimental.add_argument("--train-tree-levels", type=int, default=0, metavar="L",
+                              help="--train-model: ancestor levels the head pools over (edrew train --tree-levels)")
+    experimental.add_argument("--train-average-epochs", type=int, default=0, metavar="N",
+                              help="--train-model: keep the average of the head's weights over its last N epochs "
+                                   "(edrew train --average-epochs)")
+    experimental.add_argument("--train-lr-schedule", choices=LR_SCHEDULES, default="constant",
+                              help="--train-model: the head's learning rate over its epochs (edrew train "
+                                   "--lr-schedule)")
 
 
 def _spread(items: List, limit) -> List:
