@@ -540,7 +540,7 @@ def test_pages_without_a_reference_can_be_left_out_of_the_head(tmp_path):
 
 
 def test_scripts_redraw_the_validation_pages_that_training_drew(tmp_path, monkeypatch):
-    # scripts/threshold_choice.py and empty_references.py score a fold model on its own validation pages:
+    # experiments/threshold_choice.py and empty_references.py score a fold model on its own validation pages:
     # commands.evaluate.validation_pages must draw the pages train() chose its epoch and threshold on
     from edrew_scrapy.commands.evaluate import validation_pages
     from edrew_scrapy.data import simple

@@ -1,4 +1,4 @@
-"""The evaluation scripts that need no dataset: what their pieces do (scripts/ is not a package)."""
+"""The experiment scripts that need no dataset: what their pieces do (experiments/ is not a package)."""
 from __future__ import annotations
 
 import importlib.util
@@ -8,7 +8,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, ROOT / "experiments" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

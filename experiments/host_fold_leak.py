@@ -2,8 +2,8 @@
 their registrable domain among their fold's training pages, and, for one fold, the two training sets that
 measure what that flatters (docs/evaluation.md, "Folds by registrable domain").
 
-    python scripts/host_fold_leak.py --wcxb "$EDREW_WCXB" [--fold 1] [--out output/cv-site]
-    python scripts/host_fold_leak.py --wcxb "$EDREW_WCXB" --fold 1 --score   # once both models are trained
+    python experiments/host_fold_leak.py --wcxb "$EDREW_WCXB" [--fold 1] [--out output/cv-site]
+    python experiments/host_fold_leak.py --wcxb "$EDREW_WCXB" --fold 1 --score   # once both models are trained
 
 Prints the leaked test pages per fold; writes OUT/host_folds.json and, for --fold K, OUT/data-fKA (the fold's
 training pages) and OUT/data-fKB (the same without the leaked pages' registrable domains), as WCXB folders of

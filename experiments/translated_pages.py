@@ -5,7 +5,7 @@ tables that translate the demo's council article by hand into eight languages wi
 (`tests/_translated.py` builds the pages), so a model that reads structure and text alike should keep
 the same nodes of every version.
 
-    python scripts/translated_pages.py [--model default] [--model /tmp/runs/other]
+    python experiments/translated_pages.py [--model default] [--model /tmp/runs/other]
 
 Prints, per language and model, the nodes kept, how many of them the English page also keeps (by
 XPath), the English page's nodes missing, the scores of the shared nodes and the start of each extra

@@ -7,7 +7,7 @@ the content. This prints those pages with each extractor's score from an `edrew 
 pages.csv, then every extractor's mean word-F1 over all pages (the benchmark's number, which the targets
 use) and over the pages with a reference text, so that the two can be read side by side.
 
-    python scripts/empty_references.py --wcxb "$EDREW_WCXB" --pages output/cv-dom/all/pages.csv \\
+    python experiments/empty_references.py --wcxb "$EDREW_WCXB" --pages output/cv-dom/all/pages.csv \\
         [--pages output/cv-dom/onese/pages.csv ...]
 
 Several --pages files are read in turn; a later file's rows replace an earlier file's for the same

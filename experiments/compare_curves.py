@@ -5,7 +5,7 @@
 plot what they reached; a run with `--average-epochs` adds its weight average's curve. Used for the
 DOM-context and weight-averaging ablations in docs/evaluation.md:
 
-    python scripts/compare_curves.py --out docs/img/dom-context-validation.png \
+    python experiments/compare_curves.py --out docs/img/dom-context-validation.png \
         shipped:fold1:output/cv-dom/gpu-fold1.log "DOM context":fold1:output/tree/gpu-fold1.log ...
 """
 from __future__ import annotations

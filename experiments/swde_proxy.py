@@ -6,7 +6,7 @@ of a shop's product page would call its title and details content, so the share 
 extracted text holds each value says how a WCXB-trained model carries over to pages of a kind and an
 age (SWDE: 2011, nothing declared in schema.org or Open Graph) that it was never trained on.
 
-    python scripts/swde_proxy.py --swde "$EDREW_SWDE" --pages 150 --model default --model /tmp/runs/other
+    python experiments/swde_proxy.py --swde "$EDREW_SWDE" --pages 150 --model default --model /tmp/runs/other
 
 Prints, per site and attribute, the share of the first N pages (page-id order) whose extraction holds
 the value (case, accents and punctuation ignored), for each model and for trafilatura on the same pages.

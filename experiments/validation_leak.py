@@ -2,7 +2,7 @@
 training pages: its validation domains were drawn by host (edrew train --group-by host), before splits
 grouped hosts by registrable domain, so uk.shop.com could validate a model trained on shop.com.
 
-    python scripts/validation_leak.py --wcxb "$EDREW_WCXB" [--model models/default]
+    python experiments/validation_leak.py --wcxb "$EDREW_WCXB" [--model models/default]
 
 Prints the mean page word-F1 of the validation pages, of those whose registrable domain is among the
 training pages' and of the others. It redraws the split as `edrew train` drew it for the shipped model

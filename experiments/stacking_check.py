@@ -23,7 +23,7 @@ region share 0.7), and page word-F1 is reported per page type, next to the fold 
 their own thresholds. A candidate that does not raise the stacked score over the stacked baseline holds
 nothing the model's score lacks, and is not worth training a head on.
 
-    python scripts/stacking_check.py --wcxb "$EDREW_WCXB" --models output/eval-wcxb-cv-heads30-b/models
+    python experiments/stacking_check.py --wcxb "$EDREW_WCXB" --models output/eval-wcxb-cv-heads30-b/models
 
 Needs the `eval` extra (scikit-learn). About 15 minutes on one core for the 1,497 pages.
 """

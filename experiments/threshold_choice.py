@@ -14,7 +14,7 @@ extract()'s scoring path and decision (region share 0.7). Printed per fold and o
   applies since (`thresholds.choose_threshold_within_noise`);
 - test-best: the best threshold on the test pages themselves (a ceiling, not a rule).
 
-    python scripts/threshold_choice.py --wcxb "$EDREW_WCXB" --models output/cv-dom/all/models
+    python experiments/threshold_choice.py --wcxb "$EDREW_WCXB" --models output/cv-dom/all/models
 
 Reads the models under MODELS/fold1 ... foldK; about 15 minutes on one core for the 1,497 pages.
 """

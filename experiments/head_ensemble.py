@@ -6,7 +6,7 @@ each combination's mean word-F1 printed, the combinations growing in the order t
 The heads should share their biLM (`edrew evaluate --train-bilm`), as a shipped ensemble would have to
 for its cost to stay that of the heads.
 
-    python scripts/head_ensemble.py --wcxb "$EDREW_WCXB" --fold 4 \\
+    python experiments/head_ensemble.py --wcxb "$EDREW_WCXB" --fold 4 \\
         output/cv-dom/onese/models/fold4 output/long/fold4/models/fold4 output/noref/fold4/models/fold4
 
 About 1.5 minutes a model on one core for a WCXB fold's 300 test pages.

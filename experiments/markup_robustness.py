@@ -15,7 +15,7 @@ Every WCXB page is scored by the cross-validation fold model that did not see it
 The bytes are changed before decoding (read as latin-1 and written back, so only ASCII markup
 changes), then go through `serialize` and `extract`. Prints word-F1 per page type for each.
 
-    python scripts/markup_robustness.py --wcxb "$EDREW_WCXB" --models output/eval-wcxb-cv-holdbest/models
+    python experiments/markup_robustness.py --wcxb "$EDREW_WCXB" --models output/eval-wcxb-cv-holdbest/models
 
 --models holds fold1 ... fold5 from an `edrew evaluate --train-model` run with the same --folds and
 --seed. About 2 minutes a transformation on one core.
