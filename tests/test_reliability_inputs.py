@@ -248,7 +248,7 @@ def test_a_page_with_a_bogus_codec_charset_is_still_serialised():
 
 
 def test_bundled_spider_ignores_a_json_page():
-    from edrew_scrapy.project.spiders.edrew import EdrewSpider
+    from edrew_scrapy.spiders import EdrewSpider
 
     spider = EdrewSpider(urls="http://bad.example/")
     headers, body, _ = PAGES["json"]

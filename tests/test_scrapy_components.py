@@ -17,7 +17,7 @@ from edrew_scrapy.scrapy import Addon, EdrewDownloaderMiddleware, EdrewSpiderMid
 from edrew_scrapy.scrapy.downloadermiddleware import is_html
 from edrew_scrapy.scrapy.meta import EXTRACTION_KEY, ITEMS_SENT_KEY, META_KEY
 from edrew_scrapy.scrapy.settings import DEFAULTS, EdrewSettings
-from edrew_scrapy.project.spiders.edrew import EdrewSpider
+from edrew_scrapy.spiders import EdrewSpider
 
 from conftest import ROOT
 

@@ -1,6 +1,6 @@
-"""The bundled Scrapy project (``scrapy.cfg`` -> ``edrew_scrapy.project.settings``): ``scrapy crawl edrew -a urls=...``.
+"""The bundled Scrapy project, for an installed copy: ``SCRAPY_SETTINGS_MODULE=edrew_scrapy.project.settings
+scrapy crawl edrew -a urls=...`` runs the spiders of edrew_scrapy.spiders with the add-on on.
 
-Inside the package, not a top-level ``spiders`` package: a wheel installed one into site-packages, where
-it would shadow (or be shadowed by) any other project's ``spiders``. Outside a clone, name the settings:
-``SCRAPY_SETTINGS_MODULE=edrew_scrapy.project.settings scrapy crawl edrew -a urls=...``.
+In a clone, scrapy.cfg points at spiders.settings (the top-level spiders/ folder), which takes these
+settings with the clone's own spider modules.
 """

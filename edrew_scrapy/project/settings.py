@@ -1,8 +1,9 @@
-"""Settings of the bundled project; any of them can be overridden with ``scrapy crawl edrew -s NAME=VALUE``."""
+"""Settings of the bundled project (the clone's spiders/settings.py takes them too); any of them can be
+overridden with ``scrapy crawl edrew -s NAME=VALUE``."""
 
 BOT_NAME = "edrew"
-SPIDER_MODULES = ["edrew_scrapy.project.spiders"]
-NEWSPIDER_MODULE = "edrew_scrapy.project.spiders"
+SPIDER_MODULES = ["edrew_scrapy.spiders"]
+NEWSPIDER_MODULE = "edrew_scrapy.spiders"
 
 # The whole plugin: downloader middleware, scoring stage and the EDREW_ defaults (see docs/scrapy.md).
 ADDONS = {"edrew_scrapy.Addon": 500}

@@ -1,1 +1,0 @@
-"""The bundled project's spiders (SPIDER_MODULES of edrew_scrapy.project.settings)."""
