@@ -18,7 +18,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmark_pages import load_pages  # noqa: E402
-
 from tqdm import tqdm  # noqa: E402
 
 from edrew_scrapy.serializer import serialize  # noqa: E402

@@ -23,11 +23,12 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 if TYPE_CHECKING:
-    from .extract import extract
-    from .model.scorer import load_model
-    from .page import Node, Page
-    from .scrapy.addon import Addon
-    from .serializer import serialize
+    from .extract import extract as extract
+    from .model.scorer import load_model as load_model
+    from .page import Node as Node
+    from .page import Page as Page
+    from .scrapy.addon import Addon as Addon
+    from .serializer import serialize as serialize
 
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())

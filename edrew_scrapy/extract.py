@@ -10,9 +10,22 @@ from dataclasses import dataclass, field
 from typing import Iterable, List, Optional, Sequence, Union
 
 from .page import Page
-from .rules import (FALLBACK_SHARE, FORM_CONTROL_TAGS, MAIN_REGION_SHARE, PAGE_BEST_SHARE, SCREEN_READER_CLASSES,
-                    for_screen_readers_only, in_customer_reviews, in_form_control, is_product_page, is_relevant,
-                    layout_duplicates, main_region, relevant_mask, settled)
+from .rules import (
+    FALLBACK_SHARE,
+    FORM_CONTROL_TAGS,
+    MAIN_REGION_SHARE,
+    PAGE_BEST_SHARE,
+    SCREEN_READER_CLASSES,
+    for_screen_readers_only,
+    in_customer_reviews,
+    in_form_control,
+    is_product_page,
+    is_relevant,
+    layout_duplicates,
+    main_region,
+    relevant_mask,
+    settled,
+)
 
 # The rules' names stay importable from here, where they lived before rules.py.
 __all__ = ["FALLBACK_SHARE", "FORM_CONTROL_TAGS", "MAIN_REGION_SHARE", "PAGE_BEST_SHARE", "SCREEN_READER_CLASSES",

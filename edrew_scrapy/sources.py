@@ -5,7 +5,6 @@ it and go on with the next input.
 """
 from __future__ import annotations
 
-import gzip
 import http.client
 import math
 import mimetypes

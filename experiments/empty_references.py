@@ -31,7 +31,7 @@ from typing import Dict, List
 
 def reference_less(wcxb_root) -> List[str]:
     """The page ids whose main content holds no word, in id order."""
-    from edrew_scrapy.data import words, wcxb
+    from edrew_scrapy.data import wcxb, words
 
     return [pid for pid in wcxb.page_ids(wcxb_root)
             if not words(wcxb.load_truth(wcxb_root, pid).get("ground_truth", {}).get("main_content") or "")]
@@ -82,8 +82,8 @@ def floor_check(wcxb_root, models: Path, folds: int = 5, seed: int = 1, val_frac
 
     from edrew_scrapy.commands.evaluate import validation_pages
     from edrew_scrapy.data import splits, wcxb
-    from edrew_scrapy.training.evaluate import reference_text
     from edrew_scrapy.model.files import read_card
+    from edrew_scrapy.training.evaluate import reference_text
     from edrew_scrapy.training.train import shipped_probs
 
     key = splits.group_key("domain")

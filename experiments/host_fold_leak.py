@@ -71,8 +71,8 @@ def main() -> int:
 
 def score(root: Path, fold: dict, out: Path, k: int) -> None:
     from edrew_scrapy.data import wcxb
-    from edrew_scrapy.training.evaluate import evaluate_pages, scorer_extractor
     from edrew_scrapy.model.scorer import load_model
+    from edrew_scrapy.training.evaluate import evaluate_pages, scorer_extractor
 
     pages = list(wcxb.iter_pages(root, fold["test"]))
     models = {m: scorer_extractor(load_model(out / f"model-f{k}{m}")) for m in "AB"}

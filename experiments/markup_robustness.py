@@ -84,12 +84,12 @@ def main(argv=None) -> int:
     import torch
     from tqdm import tqdm
 
-    from edrew_scrapy.data import splits, wcxb
-    from edrew_scrapy.training.evaluate import reference_text, word_f1
     from edrew_scrapy.commands.evaluate import check_held_out, held_out
+    from edrew_scrapy.data import splits, wcxb
     from edrew_scrapy.extract import extract, override_region_share
     from edrew_scrapy.model.scorer import load_model
     from edrew_scrapy.serializer import serialize
+    from edrew_scrapy.training.evaluate import reference_text, word_f1
 
     # one thread: two of these (or anything else) on two cores with torch's default of one thread per
     # core ran ten times slower

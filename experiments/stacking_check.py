@@ -141,17 +141,17 @@ def main(argv=None) -> int:
     from sklearn.linear_model import SGDClassifier
     from tqdm import tqdm
 
+    from edrew_scrapy.commands.evaluate import check_held_out, held_out
     from edrew_scrapy.data import read_source, wcxb
     from edrew_scrapy.data.align import word_f1
-    from edrew_scrapy.commands.evaluate import check_held_out, held_out
     from edrew_scrapy.data.splits import group_key, group_kfold
-    from edrew_scrapy.training.evaluate import predicted_text, reference_text
     from edrew_scrapy.extract import score_pages
-    from edrew_scrapy.rules import relevant_mask, settled
     from edrew_scrapy.model.features import page_features
     from edrew_scrapy.model.scorer import load_model
+    from edrew_scrapy.rules import relevant_mask, settled
     from edrew_scrapy.serializer import serialize
     from edrew_scrapy.tokens import SerializerConfig
+    from edrew_scrapy.training.evaluate import predicted_text, reference_text
 
     torch.set_num_threads(1)
     sys.setrecursionlimit(100_000)  # very deep pages, as edrew evaluate allows

@@ -46,8 +46,8 @@ def main(argv=None) -> int:
     import torch
     from tqdm import tqdm
 
-    from edrew_scrapy.data.swde import page_files, load_groundtruth, site_folders
     from edrew_scrapy.data import read_source
+    from edrew_scrapy.data.swde import load_groundtruth, page_files, site_folders
     from edrew_scrapy.extract import extract
     from edrew_scrapy.model.scorer import load_model
     from edrew_scrapy.serializer import serialize

@@ -61,8 +61,8 @@ def main(argv=None) -> int:
 
     from edrew_scrapy.commands.evaluate import check_held_out, held_out, validation_pages
     from edrew_scrapy.data import splits, wcxb
-    from edrew_scrapy.training.evaluate import reference_text
     from edrew_scrapy.model.files import read_card
+    from edrew_scrapy.training.evaluate import reference_text
     from edrew_scrapy.training.thresholds import THRESHOLDS, choose_threshold, choose_threshold_within_noise
     from edrew_scrapy.training.train import shipped_probs
 
@@ -87,7 +87,7 @@ def main(argv=None) -> int:
                                      THRESHOLDS, args.region_share, f"{name} {part}")
         val_means, test_means = sets["val"].mean(axis=1), sets["test"].mean(axis=1)
         val_at = {t: sets["val"][i] for i, t in enumerate(THRESHOLDS)}
-        picks = {"chosen": THRESHOLDS.index(choose_threshold(lambda t: float(val_at[t].mean()))[0]),
+        picks = {"chosen": THRESHOLDS.index(choose_threshold(lambda t, at=val_at: float(at[t].mean()))[0]),
                  "0.5": THRESHOLDS.index(0.5),
                  "one-SE": THRESHOLDS.index(choose_threshold_within_noise(val_at.__getitem__)[0]),
                  "test-best": int(np.argmax(test_means))}
@@ -96,7 +96,8 @@ def main(argv=None) -> int:
             totals[r].extend(sets["test"][picks[r]])
             cells.append(f"{THRESHOLDS[picks[r]]:.2f} {test_means[picks[r]]:.4f}")
         print(f"{name} {len(val):4d} {len(test):5d}  {card.get('threshold'):.2f}   " + "   ".join(cells))
-        report["folds"][name] = {"val_pages": len(val), "test_pages": len(test), "card_threshold": card.get("threshold"),
+        report["folds"][name] = {"val_pages": len(val), "test_pages": len(test),
+                                 "card_threshold": card.get("threshold"),
                                  "val_means": [round(x, 4) for x in val_means],
                                  "test_means": [round(x, 4) for x in test_means],
                                  "picks": {r: THRESHOLDS[i] for r, i in picks.items()}}

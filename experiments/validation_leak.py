@@ -27,8 +27,8 @@ def main() -> int:
 
     from edrew_scrapy.data import registrable_domain, wcxb
     from edrew_scrapy.data.splits import by_host
-    from edrew_scrapy.training.evaluate import evaluate_pages, scorer_extractor
     from edrew_scrapy.model.scorer import load_model
+    from edrew_scrapy.training.evaluate import evaluate_pages, scorer_extractor
     from edrew_scrapy.training.train import split_by_group
 
     pages = [lp for lp in wcxb.iter_pages(args.wcxb, wcxb.page_ids(args.wcxb)) if lp.page.nodes]
@@ -44,7 +44,8 @@ def main() -> int:
         return sum(f1[p] for p in ids) / len(ids) if ids else float("nan")
 
     print(f"validation pages: {len(f1)}, word-F1 {mean(list(f1)):.4f}")
-    print(f"  whose registrable domain has training pages: {len(leaked)}, word-F1 {mean(leaked):.4f} ({', '.join(leaked)})")
+    print(f"  whose registrable domain has training pages: {len(leaked)}, word-F1 {mean(leaked):.4f} "
+          f"({', '.join(leaked)})")
     print(f"  the others: {len(others)}, word-F1 {mean(others):.4f}")
     return 0
 

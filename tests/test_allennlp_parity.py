@@ -30,7 +30,8 @@ def _pages():
         ("<#CNT><#SEP>td|13", "x"),
     ]
     page1 = Page(url="http://example.test/a", nodes=[_node(i, r, c) for i, (r, c) in enumerate(rows)], count_tags=100)
-    page2 = Page(url="http://example.test/b", nodes=[_node(i, r, c) for i, (r, c) in enumerate(reversed(rows))], count_tags=50)
+    page2 = Page(url="http://example.test/b", nodes=[_node(i, r, c) for i, (r, c) in enumerate(reversed(rows))],
+                 count_tags=50)
     return [page1, page2, Page(url=None, nodes=[])]
 
 

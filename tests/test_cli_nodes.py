@@ -3,7 +3,8 @@ import json
 
 from edrew_scrapy.cli import main
 
-PAGE = b'<html><body><nav><a href="/">Home</a></nav><article><p class="x">Hello <b>there</b></p></article></body></html>'
+PAGE = (b'<html><body><nav><a href="/">Home</a></nav><article><p class="x">Hello <b>there</b></p></article>'
+        b'</body></html>')
 
 
 def test_nodes_jsonl(tmp_path, capsys):

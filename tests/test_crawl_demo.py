@@ -10,7 +10,6 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-
 from conftest import run_scrapy
 
 pytestmark = pytest.mark.crawl

@@ -69,7 +69,8 @@ def test_without_snippets_are_negative_evidence():
     ref = "Share this article with your friends and family today please. Then the story begins here."
     nodes = ["Share this article with your friends and family today please.", "Then the story begins here."]
     assert align_reference(nodes, ref).labels == [1, 1]
-    labels = align_reference(nodes, ref, negatives=["Share this article with your friends and family today please."]).labels
+    negatives = ["Share this article with your friends and family today please."]
+    labels = align_reference(nodes, ref, negatives=negatives).labels
     assert labels == [0, 1]
 
 
@@ -127,7 +128,8 @@ def test_a_value_that_ends_in_punctuation_heads_the_node_too():
     # the value's key loses its closing ")" or quote with the edge punctuation; the node still has it
     nodes = ["Plum Boxed Set 2 (4, 5, 6): Four to Score, High Five, Hot Six",
              '"Wait!" : a novel of the sea', "Plum Boxed Set 2 (4, 5, 6) (Paperback)",
-             "Plum Boxed Set 2 (4, 5, 6)x: not a subtitle", "C#: A Beginner's Guide", "C++ : The Complete Reference for Programmers"]
+             "Plum Boxed Set 2 (4, 5, 6)x: not a subtitle", "C#: A Beginner's Guide",
+             "C++ : The Complete Reference for Programmers"]
     values = {"title": ["Plum Boxed Set 2 (4, 5, 6)", '"Wait!"', "C"]}
     # only closing marks: "C#" and "C++" are other words than the title "C"
     assert match_values(nodes, values)[0] == [1, 1, 1, 0, 0, 0]
@@ -164,7 +166,8 @@ def test_word_f1_multiset():
 def test_match_values_several_values_and_fields():
     labels, attrs = match_values(
         ["by Glenn Beck and Kevin Balfe and Emily Bestler", "Value Books / 2008 / Paperback",
-         "Foreign Influence : A Thriller (Hardcover)", "Value Books sells many books about the events of 2008 and more"],
+         "Foreign Influence : A Thriller (Hardcover)",
+         "Value Books sells many books about the events of 2008 and more"],
         {"author": ["Glenn Beck", "Kevin Balfe", "Emily Bestler"], "publisher": ["Value Books"],
          "date": ["2008"], "title": ["Foreign Influence"]})
     assert labels == [1, 1, 1, 0]

@@ -96,7 +96,7 @@ def test_folds_keep_the_hosts_of_one_registrable_domain_together():
     hosts = ["glossier.com", "uk.glossier.com", "buy.glossier.com", "a.substack.com", "b.substack.com",
              "c.com", "d.com", "e.com", "f.com", "g.com"]
     pages = [G(h) for h in hosts]
-    for train, test in group_kfold(pages, k=3, seed=1):
+    for _train, test in group_kfold(pages, k=3, seed=1):
         for group in ({0, 1, 2}, {3, 4}):
             assert group <= set(test) or not group & set(test)
     # by host (the measurements before 27 Nov 2026) they may be split

@@ -5,12 +5,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import cli
 
+from edrew_scrapy.data import swde, wcxb
 from edrew_scrapy.training import evaluate as ev
 from edrew_scrapy.training.baselines import ReTPSBaseline, split_retps
-from edrew_scrapy.data import swde, wcxb
-
-from conftest import cli
 
 DATA = Path(__file__).parent / "fixtures" / "data"
 

@@ -3,11 +3,10 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import cli
 
 from edrew_scrapy.commands.evaluate import write_subset
 from edrew_scrapy.data import simple, swde, wcxb
-
-from conftest import cli
 
 DATA = Path(__file__).parent / "fixtures" / "data"
 
@@ -238,8 +237,8 @@ def test_command_defaults_are_the_training_defaults(tmp_path, monkeypatch):
 
     from edrew_scrapy.cli import build_parser, main
     from edrew_scrapy.commands import evaluate as command
-    from edrew_scrapy.training import train as training
     from edrew_scrapy.model.head import head_config
+    from edrew_scrapy.training import train as training
 
     class Stop(Exception):
         pass

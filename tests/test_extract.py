@@ -6,13 +6,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from _model_helpers import make_page, tiny_model
 
 from edrew_scrapy.cli import main
 from edrew_scrapy.extract import extract
 from edrew_scrapy.model.scorer import load_model
 from edrew_scrapy.page import Page
-
-from _model_helpers import make_page, tiny_model
 
 torch.set_num_threads(1)
 
@@ -206,7 +205,8 @@ def test_main_region_counts_the_words_of_chinese_text():
     # words: split on spaces the paragraph was one word and the links' box was the region
     from edrew_scrapy.rules import main_region
 
-    page = _serialized("<body><div id=a><p>" + "河畔市议会周二晚上以九票对四票通过决议" + "将沿码头路全线修建一条自行车道</p></div>"
+    page = _serialized("<body><div id=a><p>" + "河畔市议会周二晚上以九票对四票通过决议"
+                       + "将沿码头路全线修建一条自行车道</p></div>"
                        "<div id=b><a href=/1>one two three</a><a href=/2>four five six</a></div></body>")
     region = main_region(page.nodes, [True] * len(page.nodes), 0.7)
     assert region == next(n.path for n in page.nodes if n.content.startswith("河畔"))
@@ -298,7 +298,8 @@ PRODUCT_WITH_REVIEWS = """<html><head><script type="application/ld+json">{"@type
 {extra}</head><body><main><div class="product"><h1>Kettle</h1>
 <div class="description"><p>A steel kettle that boils a litre in three minutes, with a cord store.</p></div>
 <div class="preview-pane"><p>Preview of the kettle in three colours and two sizes.</p></div>
-<section class="reviews"><div class="review-body"><p>Great kettle, boils fast and looks good on the counter.</p></div></section>
+<section class="reviews"><div class="review-body">\
+<p>Great kettle, boils fast and looks good on the counter.</p></div></section>
 </div></main></body></html>"""
 
 

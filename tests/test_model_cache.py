@@ -10,14 +10,13 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 import torch
+from _model_helpers import make_page, tiny_model
 from scrapy.utils.test import get_crawler
 
-from edrew_scrapy.scrapy import worker as workers
 from edrew_scrapy.model.scorer import CACHE_SHARES, DEFAULT_CACHE_MB, ENTRY_OVERHEAD, LRU, load_model
+from edrew_scrapy.scrapy import worker as workers
 from edrew_scrapy.scrapy.scoring import ScoringService
 from edrew_scrapy.scrapy.settings import DEFAULTS, EdrewSettings
-
-from _model_helpers import make_page, tiny_model
 
 DIM = 16
 
@@ -73,7 +72,7 @@ def test_evicted_rows_are_reused_without_mixing_values_up():
     for _ in range(400):
         keys = list(dict.fromkeys(f"k{rng.randrange(30)}" for _ in range(rng.randint(1, 8))))
         computed = []
-        out = cache.get_many(keys, lambda missing: computed.extend(missing) or compute(missing))
+        out = cache.get_many(keys, lambda missing, seen=computed: seen.extend(missing) or compute(missing))
         assert torch.equal(out, compute(keys))
         assert computed == [k for k in keys if k not in reference]
         # the hits become the most recent (in the call's order), then the new keys after them

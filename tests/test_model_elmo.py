@@ -3,11 +3,18 @@ from __future__ import annotations
 
 import pytest
 import torch
-
-from edrew_scrapy.model.elmo import (BOS_IDS, EOS_IDS, MAX_WORD_LENGTH, ElmoBiLm, char_ids, char_tensor,
-                                     default_options, pool_sequences)
-
 from _model_helpers import TINY
+
+from edrew_scrapy.model.elmo import (
+    BOS_IDS,
+    EOS_IDS,
+    MAX_WORD_LENGTH,
+    ElmoBiLm,
+    char_ids,
+    char_tensor,
+    default_options,
+    pool_sequences,
+)
 
 torch.set_num_threads(1)
 

@@ -19,7 +19,8 @@ PAGES = [
     "<div><p></p><p>   </p></div>",
     # Chinese and Japanese: words counted in pieces (words.py), their own punctuation and sentence ends
     "<p>河畔市议会周二晚上以九票对四票通过决议，将沿码头路全线修建。</p><p>记者 王美玲 · 2026年3月3日</p>"
-    "<p>通り沿いの駐車スペース１０６台分のうち４２台分が廃止される。</p><p>「引用」</p><p>\U00020000\U00020001 astral</p>"
+    "<p>通り沿いの駐車スペース１０６台分のうち４２台分が廃止される。</p>"
+    "<p>「引用」</p><p>\U00020000\U00020001 astral</p>"
     "<p>Go to Site 前往中文网站</p><p>English only, as before？</p>",
     '<script type="application/ld+json">{"@type": "Product"}</script><meta property="og:type" content="article">'
     "<p>A kettle.</p><p>Five stars, says a reviewer.</p>",

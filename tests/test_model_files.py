@@ -7,12 +7,11 @@ import h5py
 import numpy as np
 import pytest
 import torch
+from _model_helpers import make_page, tiny_model
 
 from edrew_scrapy.model import files
 from edrew_scrapy.model.files import ModelError
 from edrew_scrapy.model.scorer import load_model
-
-from _model_helpers import make_page, tiny_model
 
 torch.set_num_threads(1)
 
@@ -147,9 +146,9 @@ def test_datasets_that_are_not_plain_arrays_in_the_file_are_refused_unread(tmp_p
 
 def test_the_dataset_layout_is_known_without_the_weights():
     # elmo_shapes (what a meta-device biLM is checked against) gives elmo_arrays' shapes
-    from edrew_scrapy.model.elmo import ElmoBiLm, default_options
-
     from _model_helpers import TINY
+
+    from edrew_scrapy.model.elmo import ElmoBiLm, default_options
 
     for n_layers in (1, 2):
         bilm = ElmoBiLm(default_options(n_layers=n_layers, **TINY))
@@ -262,9 +261,9 @@ def test_head_tensors_that_do_not_fit_the_card_give_a_one_line_message(tmp_path)
 
 
 def test_a_head_built_for_another_bilm_is_reported(tmp_path):
-    from edrew_scrapy.model.elmo import ElmoBiLm, default_options
-
     from _model_helpers import TINY
+
+    from edrew_scrapy.model.elmo import ElmoBiLm, default_options
 
     tiny_model(tmp_path)
     options = default_options(n_layers=1, **TINY)

@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 import math
+
 import numpy as np
 import pytest
 import torch
+from _model_helpers import make_page, tiny_model
 
 from edrew_scrapy.model.head import Head, head_config
 from edrew_scrapy.model.scorer import LRU, load_model, pool_words
 from edrew_scrapy.page import Page
-
-from _model_helpers import make_page, tiny_model
 
 torch.set_num_threads(1)
 

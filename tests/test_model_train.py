@@ -6,21 +6,21 @@ import json
 import numpy as np
 import pytest
 import torch
+from _model_helpers import TINY
 
 from edrew_scrapy.model.elmo import default_options
 from edrew_scrapy.model.scorer import load_model
+from edrew_scrapy.serializer import serialize
 from edrew_scrapy.training.pretrain import build_vocab, sequences_from_html
 from edrew_scrapy.training.thresholds import choose_threshold
 from edrew_scrapy.training.train import TrainConfig, check_config, split_by_group, train
-from edrew_scrapy.serializer import serialize
-
-from _model_helpers import TINY
 
 torch.set_num_threads(1)
 
 ARTICLE = "<p>{}</p>"
 PAGE = """<html><head><title>Site {i}</title></head><body>
-<nav class="menu"><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li><li><a href="/about">About us</a></li></ul></nav>
+<nav class="menu"><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li>\
+<li><a href="/about">About us</a></li></ul></nav>
 <main><article class="post-content"><h1>Story number {i} about rivers</h1>{paras}</article></main>
 <footer class="site-footer"><p>Copyright 2026 Example</p><a href="/privacy">Privacy</a></footer>
 </body></html>"""
@@ -169,8 +169,8 @@ def test_a_head_can_train_on_pages_as_it_scores_them(tmp_path):
     # extract() scores a page without the nodes its rules settle (Scorer.score(skip=settled)); with
     # skip_settled the head is trained on the same node sequences, and predict() realigns with page.nodes
     from edrew_scrapy.data import simple
-    from edrew_scrapy.rules import settled
     from edrew_scrapy.model.scorer import load_head
+    from edrew_scrapy.rules import settled
     from edrew_scrapy.training.head_training import encode_pages, predict
     from edrew_scrapy.training.train import reuse_bilm, shipped_probs
 
@@ -210,8 +210,8 @@ def train_d(tmp_path, out, **changes):
 
 def test_a_head_can_read_fewer_features_as_older_models_do(tmp_path):
     # `edrew train --features 16` reproduces models/default's head, trained before the declared-kind features
-    from edrew_scrapy.model.features import N_FEATURES, page_features
     from edrew_scrapy.data import simple
+    from edrew_scrapy.model.features import N_FEATURES, page_features
 
     scorer = train_d(tmp_path, "f16", n_features=16)
     assert scorer.card["head"]["n_features"] == 16 < N_FEATURES
@@ -399,9 +399,9 @@ def test_a_head_with_dom_context_trains_loads_and_scores_as_it_trained(tmp_path)
     # tree_levels: the head pools over ancestor groups; training (padded batches of pages) and the scorer
     # (one page, the settled nodes left out) must group the same nodes alike
     from edrew_scrapy.data import simple
+    from edrew_scrapy.model.scorer import load_head
     from edrew_scrapy.rules import settled
     from edrew_scrapy.training.head_training import encode_pages, predict
-    from edrew_scrapy.model.scorer import load_head
     from edrew_scrapy.training.train import reuse_bilm, shipped_probs
 
     (tmp_path / "data").mkdir()

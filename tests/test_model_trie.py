@@ -4,13 +4,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from _model_helpers import RETPS, TINY, make_page, tiny_model
 
 from edrew_scrapy.model.elmo import ElmoBiLm, char_tensor, default_options, pool_sequences
 from edrew_scrapy.model.head import Head, head_config
 from edrew_scrapy.model.scorer import load_model
 from edrew_scrapy.model.trie import _reversed_rows, _trie, encode_distinct
-
-from _model_helpers import RETPS, TINY, make_page, tiny_model
 
 torch.set_num_threads(1)
 

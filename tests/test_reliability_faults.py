@@ -18,8 +18,18 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fixtures" / "reliability"))
-from reliability_support import (DEFAULT_MODEL, FAIL_MARKER, RecordingServer, build_tiny_model,  # noqa: E402
-                                 crawl_command, crawl_env, model_missing_reason, read_jsonl, run_crawl, ROOT)
+from reliability_support import (  # noqa: E402
+    DEFAULT_MODEL,
+    FAIL_MARKER,
+    ROOT,
+    RecordingServer,
+    build_tiny_model,
+    crawl_command,
+    crawl_env,
+    model_missing_reason,
+    read_jsonl,
+    run_crawl,
+)
 
 pytestmark = pytest.mark.crawl
 

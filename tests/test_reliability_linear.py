@@ -95,7 +95,7 @@ def test_the_meter_sees_quadratic_work():
     def quadratic(s):
         total = 0
         for i in range(len(s)):
-            for j in range(i):
+            for _j in range(i):
                 total += 1
         return total
 

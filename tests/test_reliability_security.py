@@ -47,7 +47,8 @@ def unsafe_uses(tree: ast.AST):
             keywords = {k.arg: k.value for k in node.keywords}
             if name == "load" and owner in ("np", "numpy"):
                 allow = keywords.get("allow_pickle")
-                if isinstance(allow, ast.Constant) and allow.value is True or (allow is not None and not isinstance(allow, ast.Constant)):
+                if (isinstance(allow, ast.Constant) and allow.value is True
+                        or (allow is not None and not isinstance(allow, ast.Constant))):
                     yield node.lineno, f"{owner}.load(allow_pickle=...)"
             if name == "load" and owner == "yaml" and "Loader" not in keywords and len(node.args) < 2:
                 yield node.lineno, "yaml.load() without a safe Loader"

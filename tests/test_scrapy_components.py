@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
 from scrapy.http import HtmlResponse, JsonResponse, Response, TextResponse, XmlResponse
@@ -18,8 +19,6 @@ from edrew_scrapy.scrapy.downloadermiddleware import is_html
 from edrew_scrapy.scrapy.meta import EXTRACTION_KEY, ITEMS_SENT_KEY, META_KEY
 from edrew_scrapy.scrapy.settings import DEFAULTS, EdrewSettings
 from edrew_scrapy.spiders import EdrewSpider
-
-from conftest import ROOT
 
 ARTICLE = (b"<!DOCTYPE html><html><head><title>A page</title></head><body>"
            b"<nav><a href='/'>Home</a></nav><article><h1>Heading</h1>"
@@ -84,7 +83,8 @@ def test_disabled_components_raise_not_configured():
     ("EDREW_WORKER_TIMEOUT", "-5", "EDREW_WORKER_TIMEOUT must be a number of seconds >= 0"),
     ("EDREW_WORKERS", "\u00b2", "EDREW_WORKERS must be a whole number >= 0"),
     ("EDREW_WORKER_TIMEOUT", "nan", "EDREW_WORKER_TIMEOUT must be a number of seconds >= 0"),
-    ("EDREW_BUILDER", "nosuchmodule.builder", "EDREW_BUILDER 'nosuchmodule.builder' cannot be loaded: ModuleNotFoundError"),
+    ("EDREW_BUILDER", "nosuchmodule.builder",
+     "EDREW_BUILDER 'nosuchmodule.builder' cannot be loaded: ModuleNotFoundError"),
     ("EDREW_BUILDER", "json.nosuchname", "EDREW_BUILDER 'json.nosuchname' cannot be loaded: NameError"),
 ])
 def test_wrong_settings_fail_at_start(name, value, message, caplog):

@@ -13,10 +13,24 @@ from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
 from edrew_scrapy.scrapy import Addon, NodeItem, PageItem
-from edrew_scrapy.scrapy.resume import (INNER_FILTER_OPTION, MARKER, TOKEN_OPTION, URI_OPTION,
-                                        ExportedItemFilter, ResumeGuard, ResumeState, _STATES, clear_scheduler_state,
-                                        item_key, read_csv, read_jsonlines, record_key, remove_marker,
-                                        unclean_stop, write_marker)
+from edrew_scrapy.scrapy.resume import (
+    _STATES,
+    INNER_FILTER_OPTION,
+    MARKER,
+    TOKEN_OPTION,
+    URI_OPTION,
+    ExportedItemFilter,
+    ResumeGuard,
+    ResumeState,
+    clear_scheduler_state,
+    item_key,
+    read_csv,
+    read_jsonlines,
+    record_key,
+    remove_marker,
+    unclean_stop,
+    write_marker,
+)
 
 
 def page(url: str, text: str = "Some text\nmore text") -> PageItem:

@@ -7,6 +7,7 @@ import time
 from dataclasses import asdict
 
 import pytest
+from conftest import DEMO_SITE
 from scrapy import Request
 from scrapy.http import HtmlResponse
 from scrapy.utils.test import get_crawler
@@ -19,8 +20,6 @@ from edrew_scrapy.scrapy.meta import EXTRACTION_KEY, ITEMS_SENT_KEY, META_KEY
 from edrew_scrapy.scrapy.scoring import ScoringService
 from edrew_scrapy.scrapy.settings import EdrewSettings
 from edrew_scrapy.serializer import serialize
-
-from conftest import DEMO_SITE
 
 PAGES = ["news/council-approves-riverside-bike-lanes.html", "blog/how-we-built-our-flood-map.html",
          "shop/riverside-through-the-seasons.html", "help/managing-your-subscription.html"]

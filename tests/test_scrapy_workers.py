@@ -10,7 +10,9 @@ import sys
 import textwrap
 from pathlib import Path
 
+import _worker_helpers
 import pytest
+from conftest import DEMO_SITE, run_scrapy
 from scrapy.utils.test import get_crawler
 
 from edrew_scrapy.model.files import ModelError
@@ -19,9 +21,6 @@ from edrew_scrapy.scrapy.processpool import ProcessPool
 from edrew_scrapy.scrapy.scoring import ScoringService
 from edrew_scrapy.scrapy.settings import EdrewSettings
 from edrew_scrapy.scrapy.stats import EdrewStats
-
-import _worker_helpers
-from conftest import DEMO_SITE, run_scrapy
 
 PAGES = ["news/council-approves-riverside-bike-lanes.html", "blog/how-we-built-our-flood-map.html",
          "shop/riverside-through-the-seasons.html", "help/managing-your-subscription.html",
@@ -285,8 +284,8 @@ def test_workers_are_not_used_under_an_unguarded_main_script(tmp_path, monkeypat
 
 
 def test_in_the_worker_one_page_that_raises_costs_only_itself(monkeypatch):
-    from edrew_scrapy.scrapy import worker as workers
     from edrew_scrapy.model.scorer import load_model
+    from edrew_scrapy.scrapy import worker as workers
 
     scorer = load_model()
 
@@ -449,7 +448,8 @@ def _fake_pool():
             return _FakeExecutor(live)
 
     crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1})
-    return FakePool(EdrewSettings.from_settings(crawler.settings), EdrewStats(crawler.stats, logging.getLogger("t"))), live
+    stats = EdrewStats(crawler.stats, logging.getLogger("t"))
+    return FakePool(EdrewSettings.from_settings(crawler.settings), stats), live
 
 
 def _in_pool(live):

@@ -94,7 +94,8 @@ def test_inline_link_in_mixed_text_stays_in_the_sentence_and_counts_link_chars()
 
 
 def test_link_nodes_are_all_link_text():
-    page = serialize('<ul><li><a href="/">Home</a></li><li><a href="/b"><span>About us</span></a></li></ul><p>plain</p>')
+    page = serialize('<ul><li><a href="/">Home</a></li><li><a href="/b"><span>About us</span></a></li></ul>'
+                     '<p>plain</p>')
     assert [(n.content, n.link_chars) for n in page.nodes] == [("Home", 4), ("About us", 8), ("plain", 0)]
 
 
@@ -370,7 +371,8 @@ def test_a_page_pickles_to_the_same_page_with_each_retps_once():
     back = pickle.loads(pickle.dumps(page, protocol=pickle.HIGHEST_PROTOCOL))
     assert back == page and back is not page
     assert all(type(n) is Node for n in back.nodes) and back.nodes[-1].hidden is False
-    assert any(n.hidden for n in back.nodes) and any(n.images for n in back.nodes) and any(n.boilerplate for n in back.nodes)
+    assert any(n.hidden for n in back.nodes) and any(n.images for n in back.nodes)
+    assert any(n.boilerplate for n in back.nodes)
     items = [n for n in back.nodes if n.tag == "li"]
     distinct = {n.retps for n in items}
     assert len(items) == 50 and len(distinct) < 10  # siblings share their reTPS but for position buckets

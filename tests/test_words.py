@@ -3,10 +3,9 @@ and the shipped model reads the demo article in eight other languages as it read
 from __future__ import annotations
 
 import pytest
+from _translated import ENGLISH, LANGUAGES, translated_html
 
 from edrew_scrapy.words import UNSPACED_WORD_CHARS, count_words, has_unspaced, split_words
-
-from _translated import ENGLISH, LANGUAGES, translated_html
 
 SPACED = ["", "   ", "Hello there, world.", " a  b ", "a\u00a0b\u2028c", "Ærøskøbing – café «déjà vu»",
           "Ελληνικά κείμενα", "Русский текст здесь", "한국어는 띄어쓰기를 합니다", "😀 𝐀𝐁 emoji",
@@ -39,7 +38,8 @@ def test_chinese_and_japanese_runs_are_cut_into_pieces():
     assert split_words("中a" * 100_000, 3) == ["中", "a", "中"]
 
 
-@pytest.mark.parametrize("text", ["河畔市议会周二晚上以九票对四票通过决议，将沿码头路全线修建。", "Go to Site 前往中文网站",
+@pytest.mark.parametrize("text", ["河畔市议会周二晚上以九票对四票通过决议，将沿码头路全线修建。",
+                                  "Go to Site 前往中文网站",
                                   "リバーサイド市議会は火曜日の夜、賛成９、反対４で可決した。", "a 日本 b",
                                   "《动手学深度学习》：面向中文读者"])
 def test_count_and_limit_agree_with_the_full_split(text):

@@ -20,8 +20,20 @@ from pathlib import Path
 from typing import List, Sequence, Tuple
 
 from ..data.splits import GROUP_KEYS
-from .options import (LR_SCHEDULES, NODE_WEIGHTS, CommandError, UsageError, add_region_share, apply_region_share,
-                      check_dataset, dataset_path, int_at_least, out_problem, swde_filters, threshold)
+from .options import (
+    LR_SCHEDULES,
+    NODE_WEIGHTS,
+    CommandError,
+    UsageError,
+    add_region_share,
+    apply_region_share,
+    check_dataset,
+    dataset_path,
+    int_at_least,
+    out_problem,
+    swde_filters,
+    threshold,
+)
 
 TEXT_EXTRACTORS = ("oracle", "trafilatura", "readability", "all-nodes")
 DEFAULT_EXTRACTORS = "oracle,trafilatura,readability"

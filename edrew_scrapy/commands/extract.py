@@ -19,7 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("inputs", nargs="+", metavar="FILE_OR_URL",
                         help="HTML files (.gz read transparently), '-' for stdin, or http(s) URLs (fetched "
                              "only when given here)")
-    parser.add_argument("--model", default=None, help="model directory; 'default' (the default) is the shipped models/default")
+    parser.add_argument("--model", default=None,
+                        help="model directory; 'default' (the default) is the shipped models/default")
     parser.add_argument("--backend", choices=("native", "allennlp"), default="native")
     parser.add_argument("--format", choices=("jsonl", "text"), default="jsonl")
     parser.add_argument("--threshold", type=threshold, default=None,

@@ -11,8 +11,17 @@ from pathlib import Path
 from typing import List
 
 from ..data.splits import GROUP_KEYS
-from .options import (LR_SCHEDULES, NODE_WEIGHTS, CommandError, UsageError, add_region_share, check_dataset,
-                      int_at_least, out_problem, swde_filters)
+from .options import (
+    LR_SCHEDULES,
+    NODE_WEIGHTS,
+    CommandError,
+    UsageError,
+    add_region_share,
+    check_dataset,
+    int_at_least,
+    out_problem,
+    swde_filters,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

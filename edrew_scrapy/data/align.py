@@ -105,7 +105,7 @@ def _long_candidates(tokens, ref, idx, config) -> List[Tuple[int, int, int]]:
     """(start, end, matched words) of each region of the reference where a long node may sit."""
     out = []
     need = config.min_fraction * len(tokens)
-    for size, i0, j0 in _runs(tokens, idx, max(1, min(config.min_anchor_words, len(tokens)) // 2),
+    for _size, i0, j0 in _runs(tokens, idx, max(1, min(config.min_anchor_words, len(tokens)) // 2),
                                config.max_long_candidates):
         lo = max(0, j0 - i0 - config.refine_pad)
         hi = min(len(ref), j0 + (len(tokens) - i0) + config.refine_pad)

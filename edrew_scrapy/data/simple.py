@@ -27,8 +27,7 @@ import json
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence
 
-from . import (DatasetError, LabelledPage, describe, domain_of, expect, expect_strings, read_json, read_source,
-               read_text)
+from . import DatasetError, LabelledPage, describe, domain_of, expect, expect_strings, read_json, read_source, read_text
 from .align import align_reference, match_values
 
 __all__ = ["iter_pages", "load_labels", "check_record", "selected_text"]

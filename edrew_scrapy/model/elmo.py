@@ -332,7 +332,8 @@ class ElmoLstm(nn.Module):
         self.backward_layers = nn.ModuleList(
             LstmCellWithProjection(size, size, cell, False, clip_c, clip_p) for _ in range(self.num_layers))
 
-    def forward(self, inputs: torch.Tensor, mask: torch.Tensor, lengths: Optional[List[int]] = None) -> List[torch.Tensor]:
+    def forward(self, inputs: torch.Tensor, mask: torch.Tensor,
+                lengths: Optional[List[int]] = None) -> List[torch.Tensor]:
         """inputs (B, T, size) -> one (B, T, 2*size) tensor per layer. See LstmCellWithProjection for `lengths`."""
         fwd, bwd = inputs, inputs
         outputs = []
@@ -361,7 +362,8 @@ class ElmoBiLm(nn.Module):
         emb = self.token_embedder(ids)
         return emb[0], emb[1]
 
-    def forward_embedded(self, token_embeddings: torch.Tensor, lengths: torch.Tensor) -> Tuple[List[torch.Tensor], torch.Tensor]:
+    def forward_embedded(self, token_embeddings: torch.Tensor,
+                         lengths: torch.Tensor) -> Tuple[List[torch.Tensor], torch.Tensor]:
         """token_embeddings (B, T, proj) of the real tokens (padding anywhere past `lengths`).
 
         Returns the activations with sentence boundaries, one (B, T+2, 2*proj) tensor per layer

@@ -86,7 +86,8 @@ def read_card(directory: Path, verify: bool = True) -> dict:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ModelError(f"{path}: model card is not valid JSON ({exc})") from None
     if not isinstance(card, dict) or card.get("format") != FORMAT:
-        raise ModelError(f"{path}: not an edrew model card (format {card.get('format') if isinstance(card, dict) else None!r})")
+        kind = card.get("format") if isinstance(card, dict) else None
+        raise ModelError(f"{path}: not an edrew model card (format {kind!r})")
     version = card.get("format_version")
     if isinstance(version, bool) or version != FORMAT_VERSION:
         raise ModelError(f"{path}: model format version {version!r} is not supported "

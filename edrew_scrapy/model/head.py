@@ -29,7 +29,8 @@ def head_config(variant: str, elmo_dim: int, n_layers: int, token_dim: int, node
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(VARIANTS)})")
     if not (isinstance(n_features, int) and 0 < n_features <= N_FEATURES):
-        raise ValueError(f"n_features must be 1..{N_FEATURES} (the first n of features.FEATURE_NAMES), got {n_features!r}")
+        raise ValueError(f"n_features must be 1..{N_FEATURES} (the first n of features.FEATURE_NAMES), "
+                         f"got {n_features!r}")
     if not is_tree_levels(tree_levels):
         raise ValueError(f"tree_levels must be 0..{MAX_TREE_LEVELS}, got {tree_levels!r}")
     config = dict(VARIANTS[variant], variant=variant, elmo_dim=elmo_dim, n_layers=n_layers,

@@ -23,8 +23,16 @@ from torch.nn import functional as F
 from ..page import Node, Page
 from . import files
 from .elmo import ElmoBiLm, char_tensor
-from .features import (MAX_TREE_LEVELS, N_FEATURES, ancestor_groups, distinct, is_tree_levels, page_features,
-                       retps_tokens, text_words)
+from .features import (
+    MAX_TREE_LEVELS,
+    N_FEATURES,
+    ancestor_groups,
+    distinct,
+    is_tree_levels,
+    page_features,
+    retps_tokens,
+    text_words,
+)
 from .files import ModelError
 from .head import Head
 from .trie import encode_distinct

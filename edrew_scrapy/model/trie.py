@@ -174,7 +174,8 @@ def _run(bilm: ElmoBiLm, plan: _Plan, layer0: torch.Tensor) -> torch.Tensor:
         gin = torch.index_select(hs, 0, gidx, out=gin_buf[:len(gidx)])
         c_prev = torch.index_select(memory, 0, pidx, out=cprev_buf[:n])
         gates = gates_buf[:n]
-        for (layer, d, at), size, g, x in zip(step_cells, sizes, gates.split_with_sizes(sizes), gin.split_with_sizes(g_sizes)):
+        for (layer, d, at), size, g, x in zip(step_cells, sizes, gates.split_with_sizes(sizes),
+                                              gin.split_with_sizes(g_sizes)):
             w = weights[layer][d]
             if layer == 0:
                 torch.addmm(layer0[at: at + size], x, w[1], out=g)
@@ -200,7 +201,7 @@ def _run(bilm: ElmoBiLm, plan: _Plan, layer0: torch.Tensor) -> torch.Tensor:
             new_state.clamp_(-proj_clip, proj_clip)
         if n_layers > 2:
             at = begin
-            for (layer, d, _), size, x in zip(step_cells, sizes, gin.split_with_sizes(g_sizes)):
+            for (layer, _d, _), size, x in zip(step_cells, sizes, gin.split_with_sizes(g_sizes)):
                 if 0 < layer < n_layers - 1:
                     torch.add(hs[at: at + size], x.view(size, 2, hid)[:, 0], out=hs[R + at: R + at + size])
                 at += size

@@ -29,11 +29,13 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 if TYPE_CHECKING:
-    from .addon import Addon
-    from .downloadermiddleware import EdrewDownloaderMiddleware
-    from .items import NodeItem, PageContext, PageItem
-    from .meta import META_KEY
-    from .spidermiddleware import EdrewSpiderMiddleware
+    from .addon import Addon as Addon
+    from .downloadermiddleware import EdrewDownloaderMiddleware as EdrewDownloaderMiddleware
+    from .items import NodeItem as NodeItem
+    from .items import PageContext as PageContext
+    from .items import PageItem as PageItem
+    from .meta import META_KEY as META_KEY
+    from .spidermiddleware import EdrewSpiderMiddleware as EdrewSpiderMiddleware
 
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())

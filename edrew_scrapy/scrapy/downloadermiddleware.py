@@ -10,9 +10,9 @@ crawl process's GIL.
 When the crawl also runs EdrewSpiderMiddleware (it owns the model, in its scoring service, which this
 middleware finds through the crawler), the page is scored here too, and its Extraction lands in
 ``response.meta["edrew_extraction"]``: the response reaches the spider with its scores, and the spider
-middleware builds the items from them without waiting. Waiting there would cost more: Scrapy feeds each response's output to
-CONCURRENT_ITEMS asyncio workers (100 by default), and an output that waits keeps all of them waiting.
-Waiting here also bounds the pages that wait for the model by CONCURRENT_REQUESTS.
+middleware builds the items from them without waiting. Waiting there would cost more: Scrapy feeds each
+response's output to CONCURRENT_ITEMS asyncio workers (100 by default), and an output that waits keeps
+all of them waiting. Waiting here also bounds the pages that wait for the model by CONCURRENT_REQUESTS.
 """
 from __future__ import annotations
 

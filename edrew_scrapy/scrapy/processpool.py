@@ -31,9 +31,9 @@ from typing import Callable, List, Optional, Sequence
 
 from . import worker
 from .futures import await_future
-from .worker import Outcome, PageInput, WorkerStartError
 from .settings import EdrewSettings
 from .stats import EdrewStats
+from .worker import Outcome, PageInput, WorkerStartError
 
 logger = logging.getLogger(__name__)
 

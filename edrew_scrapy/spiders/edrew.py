@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 
 import scrapy
 from scrapy.exceptions import IgnoreRequest
-from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.http import TextResponse, XmlResponse
 from scrapy.linkextractors import LinkExtractor
+from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.gz import gunzip
 from scrapy.utils.sitemap import Sitemap
 from w3lib.url import canonicalize_url, safe_url_string

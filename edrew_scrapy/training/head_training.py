@@ -17,13 +17,12 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ..page import Page
-from ..words import count_words
 from ..model.elmo import ElmoBiLm, char_tensor, pool_sequences
 from ..model.features import MAX_TREE_LEVELS, N_FEATURES, ancestor_groups, page_features, retps_tokens, text_words
 from ..model.head import Head
+from ..page import Page
+from ..words import count_words
 from .support import Curve, device_of, log, progress_bar
-
 
 # How much each node's error counts in the head's loss:
 #   log: 0.5 + log(1 + words). Long nodes weigh more, since the page metric counts words, not nodes,
@@ -267,7 +266,7 @@ def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequ
         rng.shuffle(batches)
         if lr_schedule == "cosine" and scheduler is None:  # every epoch has as many batches as the first
             total_steps = len(batches) * epochs
-            scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: cosine_factor(step, total_steps))
+            scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step, n=total_steps: cosine_factor(step, n))
         total, count, whole = 0.0, 0, True
         for batch_idx in progress_bar(batches, desc=f"train head epoch {epoch}", unit="batch", disable=not progress):
             batch = _batch(enc, [enc.pages[i] for i in batch_idx], device)

@@ -17,9 +17,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ..page import Page
 from ..model.elmo import ElmoBiLm, char_tensor
 from ..model.features import retps_tokens
+from ..page import Page
 from .support import Curve, device_of, progress_bar
 
 UNK, BOS, EOS = "<UNK>", "<S>", "</S>"

@@ -28,7 +28,8 @@ def page_word_f1(probs: Sequence[np.ndarray], pages: Sequence[Page], references:
     return float(scores.mean()) if len(scores) else 0.0
 
 
-def node_prf(probs: Sequence[np.ndarray], labels: Sequence[Sequence[int]], threshold: float) -> Tuple[float, float, float]:
+def node_prf(probs: Sequence[np.ndarray], labels: Sequence[Sequence[int]],
+             threshold: float) -> Tuple[float, float, float]:
     p = np.concatenate([np.asarray(x) for x in probs]) >= threshold if probs else np.zeros(0, bool)
     t = np.concatenate([np.asarray(y) for y in labels]).astype(bool) if labels else np.zeros(0, bool)
     tp, fp, fn = int((p & t).sum()), int((p & ~t).sum()), int((~p & t).sum())

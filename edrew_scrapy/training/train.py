@@ -18,16 +18,16 @@ import torch
 
 from ..data import words
 from ..data.splits import GROUP_KEYS, group_key
-from ..page import Page
 from ..model.elmo import ElmoBiLm, default_options
 from ..model.features import MAX_TREE_LEVELS, N_FEATURES, is_tree_levels
 from ..model.files import is_number, is_positive_int, write_card
 from ..model.head import Head, head_config
+from ..model.scorer import save_model
+from ..page import Page
 from .head_training import LR_SCHEDULES, NODE_WEIGHTS, encode_pages, predict, to_device, train_head
 from .pretrain import pretrain_bilm, sequences_from_html, sequences_from_pages
-from ..model.scorer import save_model
-from .thresholds import choose_threshold, choose_threshold_within_noise, node_prf, page_word_f1, page_word_f1s
 from .support import Curve, log, plot_curves, progress_bar
+from .thresholds import choose_threshold, choose_threshold_within_noise, node_prf, page_word_f1, page_word_f1s
 
 
 def seed_everything(seed: int) -> None:
@@ -243,7 +243,8 @@ def train(config: TrainConfig) -> dict:
     if len(labelled) < 3:
         raise ValueError(f"{config.path}: only {len(labelled)} labelled pages with nodes; need at least 3")
     if not any(any(lp.labels) for lp in labelled):
-        what = {"swde": "no node matches a value of the attributes" + (f" {','.join(config.attrs)}" if config.attrs else ""),
+        attrs = f" {','.join(config.attrs)}" if config.attrs else ""
+        what = {"swde": "no node matches a value of the attributes" + attrs,
                 "wcxb": "no node aligns with the reference texts"}.get(config.dataset, "no node matches the labels")
         raise ValueError(f"{config.path}: {what}; nothing to learn from")
     pages = [lp.page for lp in labelled]
@@ -317,8 +318,9 @@ def train(config: TrainConfig) -> dict:
     if region_share is not None and config.skip_settled:
         from ..rules import settled as skip
     t0 = time.monotonic()
+    # the frozen encodings every head trains on
     enc = to_device(encode_pages(bilm, pages, labels, progress=config.progress, skip=skip,
-                                    n_features=config.n_features, node_weights=config.node_weights), device)  # every head's
+                                 n_features=config.n_features, node_weights=config.node_weights), device)
     encode_seconds = time.monotonic() - t0
     log(f"encoded {len(enc.sequence_index)} distinct reTPS and {len(enc.word_index)} words in {encode_seconds:.0f} s")
 
@@ -486,5 +488,6 @@ def ablation_table(summary: dict) -> str:
     for variant, info in summary["variants"].items():
         for split, m in info["metrics"].items():
             rows.append(f"| {variant} | {split} | {m['pages']} | {m['node_precision']:.3f} | {m['node_recall']:.3f} | "
-                        f"{m['node_f1']:.3f} | {m['word_f1']:.3f} | {info['threshold']:.2f} | {info['head_seconds']:.0f} |")
+                        f"{m['node_f1']:.3f} | {m['word_f1']:.3f} | {info['threshold']:.2f} | "
+                        f"{info['head_seconds']:.0f} |")
     return "\n".join(rows)
