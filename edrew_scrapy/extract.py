@@ -43,9 +43,9 @@ def override_region_share(scorer, share: Optional[float]):
 
 
 def score_pages(scorer, pages: Sequence[Page]) -> List:
-    """`scorer.score(pages)`; for a main-content model (a region share set) the `settled` nodes are
-    not scored (0.0) and the head reads each page without them: a fifth less time on pages seen for the
-    first time, the same cross-validated word-F1 (Scorer.score). Attribute models score every node."""
+    """`scorer.score(pages)`; for a main-content model (a region share set) the `settled` nodes, which
+    the rules drop whatever their score, are not scored (0.0) and the head reads each page without them
+    (Scorer.score; docs/method-choices.md). Attribute models score every node."""
     if getattr(scorer, "region_share", None) is None:
         return scorer.score(pages)
     return scorer.score(pages, skip=settled)

@@ -27,20 +27,15 @@ __all__ = ["FALLBACK_SHARE", "FORM_CONTROL_TAGS", "MAIN_REGION_SHARE", "PAGE_BES
 def is_relevant(node, score: float, threshold: float) -> bool:
     """The decision for one node: its score reaches the threshold and it is not in boilerplate markup.
 
-    Node.boilerplate marks text inside dialog boxes (consent banners, terms of service, sign-up boxes that
-    sit closed in the HTML: a WCXB product page held a whole terms of service), <nav>, <aside> and
-    page-level <footer>, or an element with their ARIA role (navigation, complementary, contentinfo). The
-    reTPS is cut at 20 tokens, so the model rarely sees these ancestors; dropping their text raised
-    cross-validated word-F1 on every page type (docs/evaluation.md).
+    Node.boilerplate marks text inside dialog boxes, <nav>, <aside> and page-level <footer> (or their ARIA
+    roles): the reTPS, cut at 20 tokens, rarely shows the model these ancestors. Evidence:
+    docs/method-choices.md, "Decision rules after scoring".
     """
     return score >= threshold and not node.boilerplate
 
 
-# The share of a page's kept words that its main region must hold. 0.7 and 0.8 gave the same
-# cross-validated word-F1 on WCXB (0.824 and 0.826 with two head seeds, against 0.818 and 0.819 without the
-# step; 0.5 loses service and collection pages that spread their content, 0.9 gains less); 0.7 was better
-# on the shipped default's own validation pages (0.859 vs 0.855; 0.853 without the step).
-# docs/evaluation.md, "Main region".
+# The share of a page's kept words that its main region must hold; why 0.7: docs/method-choices.md,
+# "Decision rules after scoring".
 MAIN_REGION_SHARE = 0.7
 
 
@@ -62,8 +57,7 @@ def main_region(nodes: Sequence, keep: Sequence[bool], share: float) -> Optional
     if total == 0:
         return None
     # Each element's words go to its parent once, deepest elements first, so an ancestor shared by many
-    # nodes is visited once rather than once per node below it (300 WCXB pages, 90 % of nodes kept: 2.9 -> 1.7 ms
-    # a page; the same regions).
+    # nodes is visited once rather than once per node below it.
     by_depth: Dict[int, List[str]] = defaultdict(list)
     for path in words:
         by_depth[path.count("/")].append(path)
@@ -168,44 +162,21 @@ def settled(node) -> bool:
 # scores at least half as high as the page's best node is kept (see relevant_mask). With a card threshold
 # of 0.5 or more, as the shipped default's, that is the decision on every page.
 PAGE_BEST_SHARE = 0.5
-# its name when it applied only to pages where nothing reached the threshold (before 24 Nov 2026)
+# PAGE_BEST_SHARE's former name, for code that still imports it
 FALLBACK_SHARE = PAGE_BEST_SHARE
 
 
 def relevant_mask(page: Page, scores: Sequence[float], threshold: float, region_share: Optional[float] = None,
                   best_share: Optional[float] = PAGE_BEST_SHARE) -> List[bool]:
-    """Which nodes of a page are relevant content: `is_relevant` per node, then (region_share given:
-    a main-content model) without text for screen readers only or of form controls (`in_form_control`),
-    without customer reviews on a product page, only the nodes inside the page's main region
-    (`main_region`), and each text once where the page repeats it in another layout (`layout_duplicates`:
-    in cross-validation on WCXB, 8 % of the falsely kept words were such a repeat, 15 % on forums; 80 % of
-    the words it drops are not main content).
+    """Which nodes of a page are relevant content.
 
-    Form controls (FORM_CONTROL_TAGS): drop-down options, buttons, field labels. On WCXB 3 % of the words
-    in such nodes are labelled relevant; in cross-validation they were 4.5 % of the falsely kept words,
-    13-15 % on collection and service pages (filters, sign-up forms), 5 % on product pages (a shop's
-    list of countries to ship to).
-
-    Screen-reader-only text (SCREEN_READER_CLASSES): 97 % of its words on WCXB are not main content (737
-    relevant against 26,932), and one product page carried 9,000 words of it; attribute models keep it
-    (a shop's price for screen readers is still its price).
-
-    Customer reviews are what most of the wrong text on WCXB product pages was (22 % of the falsely kept
-    words in cross-validation); their paragraphs look like body text, and on articles and services the
-    same "review" classes mark content (62-66 % of such nodes relevant), so the model, which sees few
-    product pages, keeps them. What the page declares tells the two apart (docs/evaluation.md).
-
-    For a main-content model the threshold on a page is at most PAGE_BEST_SHARE of the page's best score
-    (outside the `settled` nodes): scores are not calibrated alike on every kind of page. On listings and
-    shop pages the model is unsure of every node (the best scoring 0.4-0.6), so a fixed threshold kept a
-    few items or nothing (an empty item for the user), while the ranking within the page was right. In
-    cross-validation on WCXB, with each fold's threshold chosen on its validation pages either way, this
-    gave 0.858 instead of 0.848 (collections +0.05, listings +0.07; docs/evaluation.md). Before, the
-    page's best applied only where nothing reached the threshold. A probability is below 1, so with a
-    threshold of 0.5 or more (the shipped default's is 0.5) the cap binds on every page and the rule is
-    purely relative: keep what scores at least half the page's best. `best_share` None (or 0) turns the cap
-    off: extract() does so for a threshold the caller gives, which then holds on every page. Attribute
-    models keep nothing when nothing qualifies: a page need not hold the attribute.
+    `is_relevant` per node; then, for a main-content model (`region_share` given): the threshold capped at
+    `best_share` of the page's best score outside the `settled` nodes (scores are not calibrated alike on
+    every kind of page; None or 0 turns the cap off, as extract() does for a threshold the caller gives), no
+    `settled` node, no customer reviews on a declared product page, only the nodes of the page's main region
+    (`main_region`) and each text once where the page repeats it in another layout (`layout_duplicates`).
+    Attribute models keep nothing when nothing qualifies: a page need not hold the attribute. Why each rule,
+    with its measurements: docs/method-choices.md, "Decision rules after scoring".
     """
     if region_share is not None and best_share:
         best = _best_unsettled(page.nodes, scores)
@@ -218,7 +189,7 @@ def _best_unsettled(nodes: Sequence, scores: Sequence[float]) -> float:
     """The highest score of a node that is not `settled`, 0.0 if none scores above 0."""
     values = np.asarray(scores, dtype=np.float64)
     # highest first, so that `settled` is asked of one node or a few rather than every node of the page
-    # (score_pages gives settled nodes 0.0): 0.02 ms a WCXB page instead of 0.5 ms
+    # (score_pages gives settled nodes 0.0)
     for i in np.argsort(-values, kind="stable"):
         if values[i] <= 0.0:
             break
@@ -250,12 +221,9 @@ def _holding_best(region: str, nodes: Sequence, scores: Sequence[float], keep: S
     """The main region, widened to the nearest element that also holds the page's most confident kept
     node when it lies outside.
 
-    The region follows the kept words, and on a shop page where the model is unsure of everything but the
-    description (0.4-0.6 against 0.73 on an unseen bookshop), a long list of recommended products holds
-    more words than the description and the details together: the region was the list, and the one node
-    the model was sure of was cut. In cross-validation on WCXB this happened on 49 of 1,497 pages; widening
-    gave +0.0007 to +0.0012 word-F1 on three sets of fold models, no page type lower by more than 0.0001
-    (docs/evaluation.md, "The main region widens"). Widening keeps what the region held.
+    The region follows the kept words, and on a shop page a long list of recommended products can outweigh
+    the description the model was surest of. Widening keeps what the region held (docs/method-choices.md,
+    "Decision rules after scoring").
     """
     inside = region + "/"
     best_in, best_out, path = -1.0, -1.0, ""

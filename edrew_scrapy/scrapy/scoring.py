@@ -44,8 +44,8 @@ def load_scorer(conf: EdrewSettings):
 
     if conf.torch_threads:
         # Batches of a few pages are too small for intra-op parallelism to pay, and OpenMP workers
-        # spinning next to the reactor and the serializer threads cost more than they give: on 2
-        # cores, 2 torch threads took 32 ms of CPU per small page against 2.9 ms with 1.
+        # spinning next to the reactor and the serializer threads cost more than they give
+        # (docs/scrapy.md, EDREW_TORCH_THREADS).
         torch.set_num_threads(conf.torch_threads)
 
     return override_region_share(load_model(conf.model, backend=conf.backend, cache_mb=conf.cache_mb),
@@ -70,11 +70,10 @@ def terminate_at_shutdown(processes) -> None:
 def freeze_gc_once() -> None:
     """Keep the objects alive after the first model load out of every later cyclic collection.
 
-    torch and the model add some 150,000 objects that live as long as the process, and each full
-    collection walks them all again: about 0.1 s each, some 20 times in a crawl of 2,000 small pages.
-    Once per process and after a collection, so of the objects frozen only those of that moment that
-    later die in a reference cycle (the first crawler's, when a process runs crawls one after another)
-    are never freed.
+    torch and the model add many objects that live as long as the process, and each full collection
+    would walk them all again (docs/scrapy.md, "Garbage collection"). Once per process and after a
+    collection, so of the objects frozen only those of that moment that later die in a reference cycle
+    (the first crawler's, when a process runs crawls one after another) are never freed.
     """
     global _gc_frozen
     if not _gc_frozen:
