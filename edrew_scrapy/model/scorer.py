@@ -355,10 +355,8 @@ class Scorer:
         `skip`: nodes for which it is true are not scored (0.0) and are left out of the node sequence
         the head's page BiLSTM reads; their features are still computed on the whole page. extract()
         passes the nodes whose decision its rules settle whatever their score (boilerplate, form
-        controls, text for screen readers): on WCXB pages they are 37 % of the nodes, and the only use
-        of 47 % of the distinct reTPS and 30 % of the distinct texts, so a page seen for the first time
-        is scored in about a fifth less time. Cross-validated word-F1 with them left out: 0.8439 /
-        0.8451 against 0.8438 / 0.8453 (docs/model.md), although the heads were trained on whole pages.
+        controls, text for screen readers), which saves time on pages seen for the first time at the same
+        word-F1 (docs/method-choices.md, "Decision rules after scoring").
         """
         config = self.head.config
         results: List[np.ndarray] = []

@@ -132,9 +132,8 @@ class TrainConfig:
     # results differ from a CPU run's in the last digits (other kernels), so a model card names its device
     device: str = "cpu"
     # True: a main-content model's head trains on each page without the nodes extract()'s rules settle
-    # whatever their score (extract.settled), as Scorer.score reads pages at inference. Measured on WCXB
-    # cross-validation (same fold biLMs and seed): 0.855 against 0.858 on whole pages, so off by default
-    # (docs/evaluation.md). Attribute models always train on whole pages: extract() scores every node.
+    # whatever their score (rules.settled), as Scorer.score reads pages at inference; measured and not
+    # kept (docs/method-choices.md). Attribute models always train on whole pages: extract() scores every node.
     skip_settled: bool = False
     # shallow features the head reads: the first n of features.FEATURE_NAMES. 16 (without the four
     # declared-kind features) reproduces models/default as shipped; 20, the default, is what the
