@@ -15,8 +15,11 @@ from scrapy.utils.test import get_crawler
 from edrew_scrapy.scrapy import Addon, NodeItem, PageItem
 from edrew_scrapy.scrapy.resume import (
     _STATES,
+    FEED_STORAGE,
     INNER_FILTER_OPTION,
     MARKER,
+    RESUME_SCHEDULER,
+    SCRAPY_SCHEDULER,
     TOKEN_OPTION,
     URI_OPTION,
     ExportedItemFilter,
@@ -269,7 +272,8 @@ def test_guard_after_an_unclean_stop_clears_the_queue_and_reads_the_feeds(tmp_pa
     assert guard is not None
     assert not (jobdir / "requests.seen").exists() and not (jobdir / "requests.queue").exists()
     stats = crawler.stats.get_stats()
-    assert stats["edrew/resume/unclean-restart"] == 1
+    assert stats["edrew/resume/unclean-stop"] == 1
+    assert "edrew/resume/unclean-restart" not in stats  # ResumeScheduler continues the crawl
     assert stats["edrew/resume/partial-records-removed"] == 1
     assert stats["edrew/resume/feed-records"] == 2
     assert jsonl.read_bytes() == jsonline(page("http://a/1"))
@@ -278,7 +282,7 @@ def test_guard_after_an_unclean_stop_clears_the_queue_and_reads_the_feeds(tmp_pa
     assert state.exported[f"file://{plain}"] == {("page", "http://a/2")}
     assert len(state.exported) == 2
     messages = caplog.text
-    assert "did not close cleanly" in messages
+    assert "did not close cleanly" in messages and "continues from its journal" in messages
     assert "only JSON Lines and CSV" in messages and "new file each run" in messages
     guard.spider_opened(None)
     assert unclean_stop(jobdir)
@@ -293,7 +297,81 @@ def test_guard_after_a_clean_stop_keeps_the_queue(tmp_path):
     crawler = crawler_with(tmp_path, {})
     assert crawler.get_extension(ResumeGuard) is not None
     assert (jobdir / "requests.seen").exists() and (jobdir / "requests.queue").exists()
-    assert "edrew/resume/unclean-restart" not in crawler.stats.get_stats()
+    assert "edrew/resume/unclean-stop" not in crawler.stats.get_stats()
+
+
+def test_guard_with_another_scheduler_restarts_after_an_unclean_stop(tmp_path, caplog):
+    write_marker(tmp_path / "job")
+    with caplog.at_level("WARNING", logger="edrew_scrapy.scrapy.resume"):
+        # Scrapy's own scheduler, set in the project: the add-on leaves it, and it keeps no journal
+        crawler = crawler_with(tmp_path, {}, SCHEDULER=SCRAPY_SCHEDULER)
+    assert crawler.settings["SCHEDULER"] == SCRAPY_SCHEDULER
+    assert crawler.stats.get_value("edrew/resume/unclean-restart") == 1
+    assert "restarting from the start URLs" in caplog.text
+
+
+def test_addon_sets_the_journaling_scheduler_and_flushed_feed_storage_only_over_scrapys_own(tmp_path):
+    settings = Settings({"JOBDIR": str(tmp_path / "job")})
+    Addon().update_settings(settings)
+    assert settings["SCHEDULER"] == RESUME_SCHEDULER
+    assert settings.getdict("FEED_STORAGES") == {"": FEED_STORAGE, "file": FEED_STORAGE}
+    settings = Settings({"JOBDIR": str(tmp_path / "job"), "SCHEDULER": "myproject.Scheduler",
+                         "FEED_STORAGES": {"file": "myproject.Storage"}})
+    Addon().update_settings(settings)
+    assert settings["SCHEDULER"] == "myproject.Scheduler"
+    assert settings.getdict("FEED_STORAGES") == {"": FEED_STORAGE, "file": "myproject.Storage"}
+    settings = Settings()
+    Addon().update_settings(settings)
+    assert settings["SCHEDULER"] != RESUME_SCHEDULER and not settings.getdict("FEED_STORAGES")
+
+
+# ------------------------------------------------------------------ the journal
+
+def test_journal_replay_keeps_queued_unfinished_requests_and_cuts_a_partial_last_line(tmp_path):
+    from edrew_scrapy.scrapy.scheduler import Journal, read_journal
+
+    path = tmp_path / "job" / "edrew-requests.jl"
+    journal = Journal(path)
+    journal.queued(0, "aa", {"url": "http://a/0"})
+    journal.queued(1, "bb", {"url": "http://a/1"})
+    journal.finished([0])
+    journal.queued(2, "bb", {"url": "http://a/1"})  # a retry of 1: same fingerprint, its own entry
+    journal.queued(3, "cc", None)                   # a request that is not JSON
+    journal.close()
+    whole = path.read_bytes()
+    path.write_bytes(whole + b'{"d":[1')
+    state = read_journal(path)
+    assert state.seen == {"aa", "bb", "cc"}
+    assert state.pending == {1: ("bb", {"url": "http://a/1"}), 2: ("bb", {"url": "http://a/1"}), 3: ("cc", None)}
+    assert state.next_id == 4 and state.removed_bytes == 7 and state.unreadable == 0
+    assert path.read_bytes() == whole
+    path.write_bytes(whole + b'["not a record"]\n{"d": [2, 3]}\n')
+    state = read_journal(path)
+    assert state.unreadable == 1 and set(state.pending) == {1}
+    assert read_journal(tmp_path / "missing.jl").pending == {}
+
+
+def test_requests_round_trip_through_the_journal_format(tmp_path):
+    import json
+
+    from scrapy import FormRequest, Request
+
+    from edrew_scrapy.scrapy.scheduler import decode_request, encode_request
+
+    class Cb(Spider):
+        name = "cb"
+
+        def parse_item(self, response):
+            pass
+
+    spider = Cb()
+    for request in (Request("http://a/\u00e9?x=1", callback=spider.parse_item, headers={"X": "\u00ff"},
+                            meta={"depth": 2}, priority=-3, cb_kwargs={"k": [1]}, dont_filter=True),
+                    FormRequest("http://a/f", formdata={"q": "caf\u00e9"})):
+        data = json.loads(json.dumps(encode_request(request, spider)))
+        back = decode_request(data, spider)
+        assert type(back) is type(request) and back.to_dict(spider=spider) == request.to_dict(spider=spider)
+    assert encode_request(Request("http://a/", meta={"obj": object()}), spider) is None
 
 
 def test_guard_is_off_without_jobdir_or_with_edrew_resume_false(tmp_path):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from scrapy.utils.misc import load_object
 
 from .downloadermiddleware import EdrewDownloaderMiddleware
-from .resume import ResumeGuard, resume_enabled, wrap_feeds
+from .resume import FEED_STORAGE, RESUME_SCHEDULER, SCRAPY_SCHEDULER, ResumeGuard, resume_enabled, wrap_feeds
 from .settings import DEFAULTS
 from .spidermiddleware import EdrewSpiderMiddleware
 
@@ -34,7 +34,8 @@ def _setdefault_component(settings, name: str, cls: type, priority: int) -> None
 
 class Addon:
     """Enable the EDREW downloader and spider middlewares and set the EDREW_ defaults; with JOBDIR,
-    also the resume guard and, on every feed, the filter that keeps a page from being exported twice.
+    also the resume guard, the journaling scheduler and, on every feed, the filter that keeps a page
+    from being exported twice.
 
     Every value is set at "addon" priority or only when missing, so a project's own EDREW_ settings
     and component priorities (including None to disable one) always win.
@@ -49,4 +50,18 @@ class Addon:
                               SPIDER_MIDDLEWARE_PRIORITY)
         if resume_enabled(settings):
             _setdefault_component(settings, "EXTENSIONS", ResumeGuard, EXTENSION_PRIORITY)
+            _set_resume_scheduler(settings)
             wrap_feeds(settings)
+
+
+def _set_resume_scheduler(settings) -> None:
+    """ResumeScheduler in place of Scrapy's own scheduler (another one, e.g. scrapy-redis's, is kept:
+    ResumeGuard then restarts after an unclean stop), and local feeds it can flush."""
+    scheduler = settings.get("SCHEDULER")
+    if scheduler in (None, SCRAPY_SCHEDULER) or (isinstance(scheduler, type) and
+                                                 f"{scheduler.__module__}.{scheduler.__qualname__}" == SCRAPY_SCHEDULER):
+        settings.set("SCHEDULER", RESUME_SCHEDULER, "addon")
+    storages = settings.getdict("FEED_STORAGES")
+    for scheme in ("", "file"):
+        storages.setdefault(scheme, FEED_STORAGE)
+    settings.set("FEED_STORAGES", storages, settings.getpriority("FEED_STORAGES") or 0)

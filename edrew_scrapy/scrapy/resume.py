@@ -1,21 +1,23 @@
-"""Resuming a JOBDIR crawl after an unclean stop (SIGKILL, a crash, a power cut): no page lost, none
-exported twice.
+"""Resuming a JOBDIR crawl, after a graceful or an unclean stop (SIGKILL, a crash): no page lost, none
+exported twice, and only the pages in flight downloaded again.
 
 Scrapy (checked on 2.19) writes JOBDIR's scheduler state (``requests.queue/active.json`` and the
 queues' ``info.json``) only when the spider closes, while the dupefilter appends fingerprints to
 ``requests.seen`` through an 8 KB buffer. After a kill the queue state is gone or stale and
-``requests.seen`` holds an arbitrary prefix of the fingerprints, including those of requests that were
-queued or in flight but never exported: a resumed run filters those pages out for good, and the start
-URL too once it is in the file. Two parts fix that:
+``requests.seen`` holds an arbitrary prefix of the fingerprints. Three parts handle that:
 
 * `ResumeGuard`, an extension: a marker file in JOBDIR says a crawl is running; it is written once the
   scheduler is open and removed when the spider closes cleanly, after the scheduler has saved its
   state. Found at start, it means the last run never closed, so the guard deletes the scheduler's
-  ``requests.queue/`` and ``requests.seen`` before the engine opens them, and the crawl starts over
-  from its start URLs. Extensions are built before the engine creates the scheduler and the
-  dupefilter (``Crawler._apply_settings`` then ``_create_engine``), so the deletion comes first.
+  ``requests.queue/`` and ``requests.seen`` before the engine opens them. With `ResumeScheduler`
+  (scheduler.py) the crawl then goes on from its journal; with another SCHEDULER it starts over from
+  its start URLs. Extensions are built before the engine creates the scheduler and the dupefilter
+  (``Crawler._apply_settings`` then ``_create_engine``), so the deletion comes first.
+* `FlushedFileFeedStorage`, Scrapy's local file storage whose open files the scheduler flushes before
+  it writes that requests are finished, so that the journal never says more than the feeds hold.
 * `ExportedItemFilter`, a FEEDS ``item_filter`` the add-on puts on every feed when JOBDIR is set: a
-  feed does not get a page item (or node item) it already holds. What it holds is read from the feed
+  feed does not get a page item (or node item) it already holds (a page whose export reached the feed
+  but whose end did not reach the journal before a kill). What it holds is read from the feed
   file itself at start (what reached the disk, not what Python still buffered when the process died):
   local JSON Lines and CSV feeds in append mode. A record cut short by the kill is removed from the end
   of the file first, so the feed stays parseable and that page is exported again in full.
@@ -32,12 +34,14 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
-from typing import Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import IO, Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
 from urllib.parse import urlparse
+from weakref import WeakKeyDictionary, WeakSet
 
 from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from scrapy.extensions.feedexport import FileFeedStorage
 from scrapy.utils.misc import load_object
 
 from .items import NodeItem, PageItem
@@ -61,6 +65,11 @@ _SCRAPY_EXPORTERS = {"jsonlines": "scrapy.exporters.JsonLinesItemExporter",
 _NEW_FILE_EACH_RUN = re.compile(r"%\((?:time|batch_time|batch_id)\)")
 
 Key = Tuple[str, ...]
+
+
+SCRAPY_SCHEDULER = "scrapy.core.scheduler.Scheduler"
+RESUME_SCHEDULER = "edrew_scrapy.scrapy.scheduler.ResumeScheduler"
+FEED_STORAGE = "edrew_scrapy.scrapy.resume.FlushedFileFeedStorage"
 
 
 def resume_enabled(settings) -> bool:
@@ -237,6 +246,48 @@ def remove_marker(jobdir: Path) -> None:
         pass
 
 
+# ------------------------------------------------------------------ feed files the journal waits for
+
+_feed_files: "WeakKeyDictionary[Any, WeakSet]" = WeakKeyDictionary()
+
+
+class FlushedFileFeedStorage(FileFeedStorage):
+    """Scrapy's local file storage, whose open files `flush_feed_files` flushes: ResumeScheduler
+    calls it before it writes that requests are finished, so their items are in the files first."""
+
+    def __init__(self, uri: str, *, feed_options: Optional[Dict[str, Any]] = None, crawler=None):
+        super().__init__(uri, feed_options=feed_options)
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler, uri: str, *, feed_options: Optional[Dict[str, Any]] = None):
+        return cls(uri, feed_options=feed_options, crawler=crawler)
+
+    def open(self, spider) -> IO[bytes]:
+        file = super().open(spider)
+        if self.crawler is not None:
+            _feed_files.setdefault(self.crawler, WeakSet()).add(file)
+        return file
+
+
+def flush_feed_files(crawler) -> None:
+    for file in list(_feed_files.get(crawler, ())):
+        if not file.closed:
+            file.flush()
+
+
+def continues_after_unclean_stop(settings) -> bool:
+    """Whether this crawl's scheduler keeps the journal that lets it go on after an unclean stop."""
+    from .scheduler import ResumeScheduler
+
+    try:
+        scheduler = load_object(settings.get("SCHEDULER") or SCRAPY_SCHEDULER)
+    except Exception:
+        return False
+    # the MRO, not issubclass: Scrapy's scheduler metaclass answers issubclass by the methods a class has
+    return ResumeScheduler in getattr(scheduler, "__mro__", ())
+
+
 # ------------------------------------------------------------------ the add-on's part: FEEDS
 
 @dataclass
@@ -319,9 +370,10 @@ class ExportedItemFilter:
 # ------------------------------------------------------------------ the extension
 
 class ResumeGuard:
-    """Detect an unclean stop of the last crawl with this JOBDIR and restart cleanly; read the feeds
-    back so that what they hold is not exported again. Active when JOBDIR is set and EDREW_RESUME
-    and EDREW_ENABLED are true."""
+    """Detect an unclean stop of the last crawl with this JOBDIR and remove Scrapy's stale queue state
+    (ResumeScheduler then continues the crawl from its journal; another scheduler restarts it); read
+    the feeds back so that what they hold is not exported again. Active when JOBDIR is set and
+    EDREW_RESUME and EDREW_ENABLED are true."""
 
     def __init__(self, crawler):
         self.crawler = crawler
@@ -329,12 +381,19 @@ class ResumeGuard:
         self.token = None
         if unclean_stop(self.jobdir):
             removed = clear_scheduler_state(self.jobdir)
-            crawler.stats.set_value(PREFIX + "resume/unclean-restart", 1)
-            logger.warning(
-                "EDREW: the last crawl with JOBDIR=%s did not close cleanly (killed or crashed), so its "
-                "saved queue and seen-requests are not trustworthy; removed %s and restarting from the "
-                "start URLs. Pages already in the feeds are not exported again.",
-                self.jobdir, ", ".join(removed) or "nothing")
+            crawler.stats.set_value(PREFIX + "resume/unclean-stop", 1)
+            if continues_after_unclean_stop(crawler.settings):
+                logger.info("EDREW: the last crawl with JOBDIR=%s did not close cleanly (killed or crashed); "
+                            "removed its stale %s, the crawl continues from its journal",
+                            self.jobdir, ", ".join(removed) or "nothing")
+            else:
+                crawler.stats.set_value(PREFIX + "resume/unclean-restart", 1)
+                logger.warning(
+                    "EDREW: the last crawl with JOBDIR=%s did not close cleanly (killed or crashed), so its "
+                    "saved queue and seen-requests are not trustworthy; removed %s and restarting from the "
+                    "start URLs (SCHEDULER=%s keeps no journal to continue from). Pages already in the "
+                    "feeds are not exported again.",
+                    self.jobdir, ", ".join(removed) or "nothing", crawler.settings.get("SCHEDULER"))
         self._read_feeds()
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
