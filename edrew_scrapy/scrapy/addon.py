@@ -4,9 +4,13 @@ from __future__ import annotations
 from scrapy.utils.misc import load_object
 
 from .downloadermiddleware import EdrewDownloaderMiddleware
+from .feeds import FeedCheck
 from .resume import FEED_STORAGE, RESUME_SCHEDULER, SCRAPY_SCHEDULER, ResumeGuard, resume_enabled, wrap_feeds
 from .settings import DEFAULTS
 from .spidermiddleware import EdrewSpiderMiddleware
+
+SCRAPY_LOG_FORMATTER = "scrapy.logformatter.LogFormatter"
+LOG_FORMATTER = "edrew_scrapy.scrapy.logformatter.EdrewLogFormatter"
 
 # Below RetryMiddleware (550), HttpCompressionMiddleware (590) and RedirectMiddleware (600), so their
 # process_response runs first: pages arrive decompressed, and redirects and retried errors are never
@@ -15,7 +19,7 @@ DOWNLOADER_MIDDLEWARE_PRIORITY = 540
 # Next to the spider: the relevant-content items then flow through every other spider middleware,
 # just as if the spider had yielded them.
 SPIDER_MIDDLEWARE_PRIORITY = 950
-# Any order works: the guard only needs to run before the engine opens the scheduler, and every
+# Any order works: the feed check only reads settings; the guard only needs to run before the engine opens the scheduler, and every
 # extension is built before that.
 EXTENSION_PRIORITY = 500
 
@@ -33,7 +37,8 @@ def _setdefault_component(settings, name: str, cls: type, priority: int) -> None
 
 
 class Addon:
-    """Enable the EDREW downloader and spider middlewares and set the EDREW_ defaults; with JOBDIR,
+    """Enable the EDREW downloader and spider middlewares, the log formatter that summarises page items,
+    and set the EDREW_ defaults; with JOBDIR,
     also the resume guard, the journaling scheduler and, on every feed, the filter that keeps a page
     from being exported twice.
 
@@ -48,19 +53,28 @@ class Addon:
                               DOWNLOADER_MIDDLEWARE_PRIORITY)
         _setdefault_component(settings, "SPIDER_MIDDLEWARES", EdrewSpiderMiddleware,
                               SPIDER_MIDDLEWARE_PRIORITY)
+        _replace_scrapys_own(settings, "LOG_FORMATTER", SCRAPY_LOG_FORMATTER, LOG_FORMATTER)
+        _setdefault_component(settings, "EXTENSIONS", FeedCheck, EXTENSION_PRIORITY)
         if resume_enabled(settings):
             _setdefault_component(settings, "EXTENSIONS", ResumeGuard, EXTENSION_PRIORITY)
             _set_resume_scheduler(settings)
             wrap_feeds(settings)
 
 
+def _replace_scrapys_own(settings, name: str, scrapys: str, ours: str) -> None:
+    """Set `name` to `ours` at "addon" priority while it names Scrapy's own class; a project's own
+    class (or Scrapy's, set in the project's settings) is kept."""
+    value = settings.get(name)
+    if isinstance(value, type):
+        value = f"{value.__module__}.{value.__qualname__}"
+    if value in (None, scrapys):
+        settings.set(name, ours, "addon")
+
+
 def _set_resume_scheduler(settings) -> None:
     """ResumeScheduler in place of Scrapy's own scheduler (another one, e.g. scrapy-redis's, is kept:
     ResumeGuard then restarts after an unclean stop), and local feeds it can flush."""
-    scheduler = settings.get("SCHEDULER")
-    if scheduler in (None, SCRAPY_SCHEDULER) or (isinstance(scheduler, type) and
-                                                 f"{scheduler.__module__}.{scheduler.__qualname__}" == SCRAPY_SCHEDULER):
-        settings.set("SCHEDULER", RESUME_SCHEDULER, "addon")
+    _replace_scrapys_own(settings, "SCHEDULER", SCRAPY_SCHEDULER, RESUME_SCHEDULER)
     storages = settings.getdict("FEED_STORAGES")
     for scheme in ("", "file"):
         storages.setdefault(scheme, FEED_STORAGE)
