@@ -386,26 +386,43 @@ def test_spider_follows_links_in_domain_up_to_max_pages():
     assert [r.url for r in spider.parse(page)] == ["http://a.example/one", "http://a.example/two"]
 
 
-def test_a_request_that_gets_no_page_gives_its_max_pages_slot_to_the_next_link(caplog):
+def test_max_pages_counts_every_page_request_whatever_comes_of_it(caplog):
     from scrapy.exceptions import IgnoreRequest
     from scrapy.spidermiddlewares.httperror import HttpError
     from twisted.python.failure import Failure
 
     spider = EdrewSpider(urls="http://a.example/", max_pages="3")
-    list(spider.start_requests())  # the start page takes the first slot
+    list(spider.start_requests())  # the start page is the first request
     body = b"".join(b"<a href='/%d'>%d</a>" % (i, i) for i in range(1, 6))
     page = HtmlResponse("http://a.example/", body=b"<html><body>" + body + b"</body></html>", encoding="utf-8")
     assert [r.url for r in spider.parse(page)] == ["http://a.example/1", "http://a.example/2"]
+    # a failed request gives no request back: the crawl stays bounded when every link is a 404
     forbidden = Failure(IgnoreRequest("Forbidden by robots.txt"))  # what RobotsTxtMiddleware raises
-    assert [r.url for r in spider.page_failed(forbidden)] == ["http://a.example/3"]
+    assert spider.page_failed(forbidden) is None
     not_found = Failure(HttpError(HtmlResponse("http://a.example/2", status=404), "Ignoring non-200 response"))
     with caplog.at_level(logging.INFO):
-        assert [r.url for r in spider.page_failed(not_found)] == ["http://a.example/4"]
+        assert spider.page_failed(not_found) is None
     assert "Ignoring response <404 http://a.example/2>" in caplog.text  # as Scrapy logs it without an errback
     with caplog.at_level(logging.ERROR):
-        assert [r.url for r in spider.page_failed(Failure(ConnectionRefusedError("refused")))] == ["http://a.example/5"]
+        assert spider.page_failed(Failure(ConnectionRefusedError("refused"))) is None
     assert "Error downloading" in caplog.text and "refused" in caplog.text
-    assert list(spider.page_failed(forbidden)) == []  # nothing left waiting
+    assert list(spider.parse(page)) == []
+
+
+def test_max_depth_follows_links_as_deep_as_depth_limit_would():
+    spider = EdrewSpider(urls="http://a.example/", max_depth="1")
+    page = b"<html><body><a href='/next'>next</a></body></html>"
+    start = HtmlResponse("http://a.example/", body=page, encoding="utf-8",
+                         request=Request("http://a.example/", meta={"depth": 0}))
+    assert [r.url for r in spider.parse(start)] == ["http://a.example/next"]
+    deeper = HtmlResponse("http://a.example/next", body=page.replace(b"/next", b"/last"), encoding="utf-8",
+                          request=Request("http://a.example/next", meta={"depth": 1}))
+    assert list(spider.parse(deeper)) == []
+    assert EdrewSpider(urls="http://a.example/").max_depth is None
+    assert EdrewSpider(urls="http://a.example/", max_depth="0").max_depth == 0
+    for bad in ("x", "-1", "1.5"):
+        with pytest.raises(ValueError, match="max_depth must be"):
+            EdrewSpider(urls="http://a.example/", max_depth=bad)
 
 
 def test_spider_leaves_json_and_xml_pages_alone():

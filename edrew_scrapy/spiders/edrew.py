@@ -1,7 +1,8 @@
 """A generic crawler: start URLs, their links and sitemaps, within the allowed domains.
 
     scrapy crawl edrew -a urls=https://example.com/,https://example.org/news/ \
-        [-a allowed_domains=example.com,example.org] [-a max_pages=500] [-a sitemaps=0] -O out.jsonl
+        [-a allowed_domains=example.com,example.org] [-a max_pages=500] [-a max_depth=3] [-a sitemaps=0] \
+        -O out.jsonl
 
 The spider only finds pages; the EDREW add-on (edrew_scrapy/project/settings.py) turns every HTML page the spider
 parses into an item holding its relevant content.
@@ -9,8 +10,7 @@ parses into an item holding its relevant content.
 from __future__ import annotations
 
 import re
-from collections import deque
-from typing import Deque, Iterator, List, Optional, Set
+from typing import Iterator, List, Optional, Set
 from urllib.parse import urlsplit
 
 import scrapy
@@ -30,8 +30,6 @@ except ImportError:
 
 # Sitemaps larger than this once decompressed are skipped with a warning (the protocol's own limit is 50 MB).
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024
-# URLs kept waiting for a max_pages slot, at most (a few pages' links; beyond, new links are dropped).
-WAITING_MAX = 10_000
 # How far into a sitemap its root element is looked for (after an XML declaration, comments, a BOM).
 SITEMAP_SNIFF_BYTES = 64 * 1024
 # robots.txt and sitemaps are no pages: the add-on must not make items of them, even when a site
@@ -55,11 +53,26 @@ def _domain(value: str) -> str:
     return _host(value if "//" in value else f"http://{value.lstrip('.')}")
 
 
+def _count(name: str, value: Optional[str], what: str) -> Optional[int]:
+    """A spider argument that is a whole number >= 0, or None when not given."""
+    if value in (None, ""):
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a whole number of {what}, not {value!r}") from None
+    if number < 0:
+        raise ValueError(f"{name} must be 0 or more, not {number}")
+    return number
+
+
 class EdrewSpider(scrapy.Spider):
     name = "edrew"
+    edrew_own_items = False  # every item comes from the add-on: its CSV feeds mix nothing (feeds.py)
 
     def __init__(self, urls: Optional[str] = None, allowed_domains: Optional[str] = None,
-                 max_pages: Optional[str] = None, sitemaps: str = "1", *args, **kwargs):
+                 max_pages: Optional[str] = None, sitemaps: str = "1", max_depth: Optional[str] = None,
+                 *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.urls = _split(urls)
         if not self.urls:
@@ -73,21 +86,16 @@ class EdrewSpider(scrapy.Spider):
         if outside:
             raise ValueError(f"start URLs outside allowed_domains={','.join(self.allowed_domains)}: "
                              f"{', '.join(outside)}")
-        try:
-            self.max_pages = int(max_pages) if max_pages else 0
-        except ValueError:
-            raise ValueError(f"max_pages must be a whole number of pages (0: no limit), not {max_pages!r}") from None
-        if self.max_pages < 0:
-            raise ValueError(f"max_pages must be 0 (no limit) or more, not {self.max_pages}")
+        self.max_pages = _count("max_pages", max_pages, "pages (0: no limit)") or 0
+        self.max_depth = _count("max_depth", max_depth, "links from a start page")
         self.follow_sitemaps = str(sitemaps).lower() not in ("0", "false", "no", "off")
         # No allow_domains here: LinkExtractor compares host:port with the domains, and a start URL
         # such as http://127.0.0.1:8000/ must keep its own links. _page_request filters by host.
         self.link_extractor = LinkExtractor()
         self._seen: Set[str] = set()
-        # max_pages counts requests that got a page: one that robots.txt forbids or that fails gives its
-        # slot back (errback), and the next link waiting in line takes it.
-        self._slots_used = 0
-        self._waiting: Deque[str] = deque()
+        # max_pages counts page requests, whatever comes of them (a 404, a failed download, a page
+        # robots.txt forbids): it bounds the crawl's requests, as CLOSESPIDER_PAGECOUNT bounds responses.
+        self._requested = 0
 
     async def start(self):
         for request in self.start_requests():
@@ -111,6 +119,10 @@ class EdrewSpider(scrapy.Spider):
     def parse(self, response):
         # A page, not data: a JSON or XML response found through a link has no links to extract.
         if not isinstance(response, TextResponse) or isinstance(response, (XmlResponse, *_JSON_RESPONSE)):
+            return
+        # As DEPTH_LIMIT: start pages are at depth 0, a page linked from depth d at d + 1 (DepthMiddleware's
+        # meta["depth"]; a page listed in a sitemap counts the hops robots.txt -> sitemap -> page).
+        if self.max_depth is not None and response.meta.get("depth", 0) >= self.max_depth:
             return
         for link in self.link_extractor.extract_links(response):
             request = self._page_request(link.url)
@@ -156,8 +168,7 @@ class EdrewSpider(scrapy.Spider):
         return [entry["loc"] for entry in sitemap if entry.get("loc")], sitemap.type
 
     def _page_request(self, url: str) -> Optional[scrapy.Request]:
-        """A request for a page not requested before, in the allowed domains, within max_pages (past
-        it, the URL waits in line for a slot that a failed request gives back)."""
+        """A request for a page not requested before, in the allowed domains, within max_pages."""
         if urlsplit(url).scheme not in ("http", "https"):
             # LinkExtractor also keeps file:// and ftp:// links, and Scrapy's file handler ignores the
             # host: a page could make the crawler read local files into its feed.
@@ -165,20 +176,14 @@ class EdrewSpider(scrapy.Spider):
         key = canonicalize_url(url)
         if key in self._seen or not self._in_allowed_domains(url):
             return None
-        self._seen.add(key)
-        if self.max_pages and self._slots_used >= self.max_pages:
-            if len(self._waiting) < WAITING_MAX:
-                self._waiting.append(url)
+        if self.max_pages and self._requested >= self.max_pages:
             return None
-        return self._take_slot(url)
-
-    def _take_slot(self, url: str) -> scrapy.Request:
-        self._slots_used += 1
+        self._seen.add(key)
+        self._requested += 1
         return scrapy.Request(url, callback=self.parse, errback=self.page_failed)
 
     def page_failed(self, failure):
-        """No page from this request (forbidden by robots.txt, an error status, a failed download): its
-        slot goes to the next URL waiting, if any."""
+        """No page from this request (forbidden by robots.txt, an error status, a failed download)."""
         # An errback that returns takes the failure over, and Scrapy then logs nothing: say it here as
         # Scrapy would have (robots.txt's refusals Scrapy logs and counts itself).
         if failure.check(HttpError):
@@ -187,9 +192,6 @@ class EdrewSpider(scrapy.Spider):
         elif not failure.check(IgnoreRequest):
             self.logger.error("Error downloading %s: %s", getattr(failure, "request", None) or "a page",
                               failure.getErrorMessage())
-        self._slots_used -= 1
-        while self._waiting and self._slots_used < self.max_pages:
-            yield self._take_slot(self._waiting.popleft())
 
     def _in_allowed_domains(self, url: str) -> bool:
         host = _host(url)
