@@ -60,3 +60,16 @@ def test_a_failed_write_to_stdout_is_one_line(tmp_path, capsys, monkeypatch):
     assert main(["nodes", str(f)]) == 1
     err = capsys.readouterr().err
     assert "edrew nodes: [Errno 28] No space left on device" in err and "Traceback" not in err
+
+
+def test_extract_and_nodes_help_say_the_default_of_each_choice(capsys):
+    """`edrew extract --help` named jsonl and text but not which one it writes without --format."""
+    for command, expected in (("extract", ["jsonl (the default)", "native (PyTorch; the default)"]),
+                              ("nodes", ["table (the default)"])):
+        try:
+            main([command, "--help"])
+        except SystemExit as exc:
+            assert exc.code == 0
+        text = " ".join(capsys.readouterr().out.split())
+        for phrase in expected:
+            assert phrase in text, (command, text)

@@ -21,8 +21,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "only when given here)")
     parser.add_argument("--model", default=None,
                         help="model directory; 'default' (the default) is the shipped models/default")
-    parser.add_argument("--backend", choices=("native", "allennlp"), default="native")
-    parser.add_argument("--format", choices=("jsonl", "text"), default="jsonl")
+    parser.add_argument("--backend", choices=("native", "allennlp"), default="native",
+                        help="how the biLM runs: native (PyTorch; the default) or allennlp (needs AllenNLP, see "
+                             "docs/scrapy.md)")
+    parser.add_argument("--format", choices=("jsonl", "text"), default="jsonl",
+                        help="jsonl (the default): one JSON object per input, in input order; text: the "
+                             "relevant text alone")
     parser.add_argument("--threshold", type=threshold, default=None,
                         help="a fixed threshold on every page instead of the model's, which a main-content "
                              "model caps on each page at half the page's best score")

@@ -12,7 +12,8 @@ from .options import seconds
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("inputs", nargs="+", metavar="FILE_OR_URL",
                         help="HTML files (.gz read transparently), '-' for stdin, or http(s) URLs")
-    parser.add_argument("--format", choices=("jsonl", "table"), default="table")
+    parser.add_argument("--format", choices=("jsonl", "table"), default="table",
+                        help="table (the default): one aligned row per node; jsonl: one JSON object per node")
     parser.add_argument("--timeout", type=seconds, default=30.0,
                         help="seconds a URL has to be fetched in, whole (default: 30)")
 
