@@ -19,8 +19,8 @@ DOWNLOADER_MIDDLEWARE_PRIORITY = 540
 # Next to the spider: the relevant-content items then flow through every other spider middleware,
 # just as if the spider had yielded them.
 SPIDER_MIDDLEWARE_PRIORITY = 950
-# Any order works: the feed check only reads settings; the guard only needs to run before the engine opens the scheduler, and every
-# extension is built before that.
+# Any order works: the feed check only reads settings; the guard only needs to run before the engine opens
+# the scheduler, and every extension is built before that.
 EXTENSION_PRIORITY = 500
 
 
