@@ -13,6 +13,7 @@ __version__ = "0.1.0"
 # public name -> module that defines it
 _LAZY = {
     "Addon": "edrew_scrapy.scrapy.addon",
+    "EdrewPipeline": "edrew_scrapy.scrapy.pipeline",
     "extract": "edrew_scrapy.extract",
     "Page": "edrew_scrapy.page",
     "Node": "edrew_scrapy.page",
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from .page import Node as Node
     from .page import Page as Page
     from .scrapy.addon import Addon as Addon
+    from .scrapy.pipeline import EdrewPipeline as EdrewPipeline
     from .serializer import serialize as serialize
 
 

@@ -34,6 +34,8 @@ DEFAULTS = {
     "EDREW_WORKER_TIMEOUT": 300,    # seconds a worker may take for one batch before it is taken for hung; 0: no limit
     "EDREW_RESUME": True,           # with JOBDIR: restart after an unclean stop; no page twice in a feed
     "EDREW_CACHE_MB": 128,          # the scorer's caches, per process that scores; 0: bounded by entries only
+    "EDREW_PIPELINE_FIELDS": ["html"],  # EdrewPipeline: the item fields that hold a page's HTML
+    "EDREW_PIPELINE_REPLACE": True,     # EdrewPipeline: replace them; False: add <field>_relevant beside
 }
 
 ITEM_MODES = ("page", "node")
