@@ -372,6 +372,10 @@ def test_requests_round_trip_through_the_journal_format(tmp_path):
         back = decode_request(data, spider)
         assert type(back) is type(request) and back.to_dict(spider=spider) == request.to_dict(spider=spider)
     assert encode_request(Request("http://a/", meta={"obj": object()}), spider) is None
+    # the page a spider passes on with meta=response.meta is EDREW's, dropped on arrival: not journaled
+    from edrew_scrapy.serializer import serialize
+    carried = Request("http://a/next", meta={"edrew_page": serialize(b"<p>x</p>"), "depth": 1})
+    assert encode_request(carried, spider)["meta"] == {"depth": 1}
 
 
 def test_guard_is_off_without_jobdir_or_with_edrew_resume_false(tmp_path):

@@ -47,8 +47,14 @@ ID_KEY = "_edrew_queue_id"  # a request's journal id, in its meta (a disk queue 
 # ------------------------------------------------------------------ requests as JSON
 
 def encode_request(request, spider) -> Optional[Dict[str, Any]]:
-    """`Request.to_dict` with its bytes as latin-1 text; None when the rest is not JSON."""
+    """`Request.to_dict` with its bytes as latin-1 text, without the page EDREW put in the meta (a spider
+    that passes meta=response.meta on carries it, and the downloader middleware drops it on arrival);
+    None when the rest is not JSON."""
+    from .middleware import EXTRACTION_KEY, ITEMS_SENT_KEY, META_KEY, PARSED_KEY
+
     data = request.to_dict(spider=spider)
+    data["meta"] = {key: value for key, value in data["meta"].items()
+                    if key not in (META_KEY, EXTRACTION_KEY, PARSED_KEY, ITEMS_SENT_KEY)}
     data["body"] = data["body"].decode("latin-1")
     data["headers"] = {key.decode("latin-1"): [value.decode("latin-1") for value in values]
                        for key, values in data["headers"].items()}
