@@ -11,7 +11,6 @@ import re
 import textwrap
 
 import pytest
-
 from conftest import run_scrapy
 
 pytestmark = pytest.mark.crawl

@@ -11,7 +11,6 @@ import re
 import textwrap
 
 import pytest
-
 from conftest import DEMO_SITE, run_scrapy
 
 pytestmark = pytest.mark.crawl

@@ -50,7 +50,7 @@ def encode_request(request, spider) -> Optional[Dict[str, Any]]:
     """`Request.to_dict` with its bytes as latin-1 text, without the page EDREW put in the meta (a spider
     that passes meta=response.meta on carries it, and the downloader middleware drops it on arrival);
     None when the rest is not JSON."""
-    from .middleware import EXTRACTION_KEY, ITEMS_SENT_KEY, META_KEY, PARSED_KEY
+    from .meta import EXTRACTION_KEY, ITEMS_SENT_KEY, META_KEY, PARSED_KEY
 
     data = request.to_dict(spider=spider)
     data["meta"] = {key: value for key, value in data["meta"].items()
@@ -188,7 +188,7 @@ class ResumeScheduler(Scheduler):
             latest[fp] = rid
         superseded = [rid for rid, (fp, _) in state.pending.items() if latest[fp] != rid]
         requeued = lost = 0
-        for fp, rid in latest.items():
+        for rid in latest.values():
             data = state.pending[rid][1]
             request = None
             if data is not None:
