@@ -8,6 +8,10 @@ The public names load on first use, so that a worker process (worker.py) imports
     scoring.py               the scoring service: the model, batching, the scoring thread
     processpool.py           with EDREW_WORKERS >= 1, the worker processes ...
     worker.py                ... and what runs inside each of them
+    resume.py, scheduler.py  with JOBDIR: resume a crawl, after any stop, without repeats
+    feeds.py                 the start-up check of CSV feeds that would mix items
+    logformatter.py          page items logged as one-line summaries
+    pipeline.py              EdrewPipeline, for items that hold their page's HTML
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from .._lazy import lazy_attributes
 _LAZY = {
     "Addon": "edrew_scrapy.scrapy.addon",
     "EdrewDownloaderMiddleware": "edrew_scrapy.scrapy.downloadermiddleware",
+    "EdrewPipeline": "edrew_scrapy.scrapy.pipeline",
     "EdrewSpiderMiddleware": "edrew_scrapy.scrapy.spidermiddleware",
     "META_KEY": "edrew_scrapy.scrapy.meta",
     "NodeItem": "edrew_scrapy.scrapy.items",
@@ -35,6 +40,7 @@ if TYPE_CHECKING:
     from .items import PageContext as PageContext
     from .items import PageItem as PageItem
     from .meta import META_KEY as META_KEY
+    from .pipeline import EdrewPipeline as EdrewPipeline
     from .spidermiddleware import EdrewSpiderMiddleware as EdrewSpiderMiddleware
 
 
