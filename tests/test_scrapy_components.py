@@ -176,7 +176,8 @@ def test_import_is_light():
             "print(sorted(edrew_scrapy.__all__))")
     out = subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == str(sorted(["Addon", "Node", "Page", "extract", "load_model", "serialize"]))
+    assert out.stdout.strip() == str(sorted(["Addon", "EdrewPipeline", "Node", "Page", "extract", "load_model",
+                                             "serialize"]))
 
 
 def test_a_worker_process_imports_no_scrapy():
