@@ -15,6 +15,7 @@ COMMANDS = {
     "nodes": "print the text nodes of pages with their reTPS, bucket and path",
     "evaluate": "node P/R/F1 and word-F1 of EDREW, reTPS baselines, trafilatura and readability",
     "extract": "print the relevant content of pages (jsonl or text) scored by a model",
+    "pdf": "structure and sentences of PDF articles, one XML file each",
     "train": "pre-train the reTPS biLM and train the relevance classifier on a labelled dataset",
 }
 

@@ -4,6 +4,7 @@ The repository's own Scrapy project (scrapy.cfg, the top-level spiders/ folder) 
 `scrapy crawl NAME`; an installed copy runs them with
 ``SCRAPY_SETTINGS_MODULE=edrew_scrapy.project.settings scrapy crawl NAME``.
 """
+from .articles import ArticlesSpider
 from .edrew import EdrewSpider
 
-__all__ = ["EdrewSpider"]
+__all__ = ["ArticlesSpider", "EdrewSpider"]

@@ -1,0 +1,466 @@
+"""Laid-out lines -> an Article: title, authors, year, abstract, sections to three levels with their
+paragraphs, lists, footnotes, captions and equations, and the references one per entry.
+
+The rules read what a typeset article shows: font size and boldness relative to the body text (the most
+common size), numbering ("2.1 Data", "IV. RESULTS", "A. Setup" under roman sections), the usual names of
+unnumbered sections, indentation and the gap at a paragraph's last line, and the page margins (running
+headers, footers and page numbers repeat there and are dropped). Each rule is a small function below.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter
+from typing import Iterable, List, Optional, Tuple
+
+from .article import Article, Block, Section
+from .layout import Document, Line, read_pdf
+from .sentences import split_sentences
+
+# Share of the page height at the top and the bottom where running headers, footers and page numbers sit.
+MARGIN = 0.08
+# Headings are short; a longer "1. ..." line is a list item or a sentence.
+HEADING_MAX_WORDS = 14
+MAX_LEVEL = 3
+
+_KNOWN = (r"abstract|introduction|background|related work|previous work|preliminaries|conclusions?|"
+          r"conclusions? and future work|concluding remarks|discussion|results|results and discussion|"
+          r"evaluation|experiments|experimental results|methods|methodology|materials and methods|"
+          r"acknowledge?ments?|references|bibliography|literature cited|works cited|appendix(?: [a-z0-9]+)?|"
+          r"appendices|summary|future work|limitations")
+_KNOWN_HEADING = re.compile(rf"^(?:{_KNOWN})[.:]?$", re.IGNORECASE)
+_REFERENCES = re.compile(r"^(?:references|bibliography|literature cited|works cited|references and notes)[.:]?$",
+                         re.IGNORECASE)
+_ABSTRACT = re.compile(r"^abstract\b\s*[-—–.:]?\s*(.*)$", re.IGNORECASE)
+_KEYWORDS = re.compile(r"^(?:keywords|key words|index terms|categories and subject descriptors|"
+                       r"general terms)\b", re.IGNORECASE)
+_ARABIC = re.compile(r"^((?:\d{1,2}\.){0,2}\d{1,2})\.?\s+(\S.*)$")
+_ROMAN = re.compile(r"^([IVX]{1,5})\.?\s+(\S.*)$")
+_LETTER = re.compile(r"^([A-H])\.\s+(\S.*)$")
+_CAPTION = re.compile(r"^(?:fig(?:ure)?\.?|table|tab\.|algorithm|listing|scheme|chart|plate)\s*"
+                      r"(?:\d+|[IVX]+)[a-z]?(?:[.:|]|\s|$)", re.IGNORECASE)
+_BULLET = re.compile(r"^(?:[•◦▪▸►‣∙·○■□–—*-]|o(?=\s))\s+\S")
+_ENUMERATED = re.compile(r"^(?:\(?\d{1,2}[.)]|\(?[a-z][.)]|\((?:i|ii|iii|iv|v|vi|vii|viii|ix|x)\))\s+\S")
+_FOOTNOTE_MARK = re.compile(r"^(?:\d{1,2}|[*†‡§¶#∗⋆]|[a-z])\s?\S")
+_PAGE_NUMBER = re.compile(r"^(?:page\s+)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?$|^[ivxlc]{1,6}$|^[-–]\s*\d+\s*[-–]$",
+                          re.IGNORECASE)
+_MATH = re.compile(r"[=∑∏∫≤≥≈≠±×÷∈∉⊂⊆∪∩→←⇒⇔∀∃∂∇√∞αβγδεθλμπσφωΣΠΩ^_]")
+_EQ_NUMBER = re.compile(r"\(\d{1,3}(?:\.\d{1,3})?[a-z]?\)$")
+_REF_MARK = re.compile(r"^(?:\[[^\]]{1,12}\]|\d{1,3}\.\s|\(\d{1,3}\)\s)")
+_YEAR = re.compile(r"(?<!\d)(19[5-9]\d|20\d\d)(?!\d)")
+_COPYRIGHT_YEAR = re.compile(r"(?:©|\(c\)|copyright)\s*(?:\D{0,20}?)(19[5-9]\d|20\d\d)", re.IGNORECASE)
+_AFFILIATION = re.compile(
+    r"universit|institut|department|dept\.|laborator|\blabs?\b|school|college|cent(?:er|re)|research|"
+    r"faculty|academy|corporation|\binc\b|gmbh|\bltd\b|hospital|ministry|\bstreet\b|\broad\b|avenue|"
+    r"@|http|www\.|\d{4,}|\busa\b|germany|france|china|japan|italy|spain|canada|india|netherlands|"
+    r"switzerland|united|kingdom|brazil|austria|sweden|norway|belgium|korea|email|e-mail", re.IGNORECASE)
+_NAME_TOKEN = re.compile(r"^(?:[A-Z][a-zà-ÿ'’\-]+(?:-[A-Z][a-zà-ÿ'’]+)?|[A-Z]\.(?:-?[A-Z]\.)*|"
+                         r"van|von|der|de|da|di|del|la|le|du|dos|bin|al|el)$")
+_MARKERS = "*†‡§¶∗⋆0123456789,;"
+
+
+def parse_pdf(data: bytes, max_pages: Optional[int] = None) -> Article:
+    """The article in a PDF's bytes. Raises layout.PdfError for a PDF that gives no text."""
+    return parse_document(read_pdf(data, max_pages=max_pages))
+
+
+def parse_document(document: Document) -> Article:
+    lines, margins = _drop_margins(document)
+    body_size = _body_size(lines)
+    article = Article(pages=len(document.pages))
+    title_lines = _title_lines(lines, body_size)
+    article.title = " ".join(line.text for line in title_lines) or _metadata_title(document.metadata)
+    headings = _headings(lines, body_size)
+    front_end = _front_end(lines, headings)
+    front = [line for line in lines[:front_end] if line not in title_lines]
+    article.authors = _authors(front, body_size)
+    article.year = _year(front + [m for m in margins if m.page == 0], document.metadata)
+    _fill(article, lines, front_end, headings, body_size)
+    return article
+
+
+# ---- page furniture ---------------------------------------------------------------------------------
+
+def _drop_margins(document: Document) -> Tuple[List[Line], List[Line]]:
+    """(the lines of the text, the running headers/footers and page numbers dropped from it)."""
+    def key(line: Line) -> str:
+        return re.sub(r"\d+", "#", line.text.lower())
+
+    def in_margin(line: Line, page) -> bool:
+        return line.top < page.height * MARGIN or line.bottom > page.height * (1 - MARGIN)
+
+    repeated = Counter()
+    for page in document.pages:
+        repeated.update({key(line) for line in page.lines if in_margin(line, page)})
+    kept, dropped = [], []
+    for page in document.pages:
+        for line in page.lines:
+            furniture = in_margin(line, page) and (
+                _PAGE_NUMBER.match(line.text) or (len(document.pages) > 1 and repeated[key(line)] > 1))
+            (dropped if furniture else kept).append(line)
+    return kept, dropped
+
+
+def _body_size(lines: List[Line]) -> float:
+    sizes = Counter()
+    for line in lines:
+        sizes[round(line.size * 2) / 2] += len(line.text)
+    return sizes.most_common(1)[0][0] if sizes else 10.0
+
+
+# ---- front matter -----------------------------------------------------------------------------------
+
+def _title_lines(lines: List[Line], body_size: float) -> List[Line]:
+    """The largest text in the top half of the first page, over consecutive lines."""
+    first = [line for line in lines if line.page == 0]
+    if not first:
+        return []
+    height = max(line.bottom for line in first)
+    candidates = [line for line in first if line.top < height * 0.5 and sum(c.isalpha() for c in line.text) >= 4
+                  and not _ABSTRACT.match(line.text) and not line.text.lower().startswith("arxiv")]
+    if not candidates:
+        return []
+    size = max(line.size for line in candidates)
+    if size < body_size + 1:
+        return []
+    start = next(i for i, line in enumerate(first) if line in candidates and line.size >= size - 0.5)
+    title = [first[start]]
+    for line in first[start + 1:]:
+        gap = line.top - title[-1].bottom
+        if abs(line.size - size) <= 0.5 and gap < size * 1.5:
+            title.append(line)
+        else:
+            break
+    return title
+
+
+def _metadata_title(metadata: dict) -> Optional[str]:
+    title = metadata.get("Title", "").strip()
+    words = title.split()
+    if len(words) < 3 or re.search(r"\.(?:dvi|docx?|tex|pdf|ps)\b|microsoft|untitled", title, re.IGNORECASE):
+        return None
+    return title
+
+
+def _front_end(lines: List[Line], headings: dict) -> int:
+    """Index of the first line after the front matter: the abstract, the first heading, or page 2."""
+    for i, line in enumerate(lines):
+        if line.page > 0 or i in headings or line.text.replace(" ", "").lower().startswith("abstract") \
+                or _KEYWORDS.match(line.text):
+            return i
+    return len(lines)
+
+
+def _authors(front: List[Line], body_size: float) -> List[str]:
+    names: List[str] = []
+    for line in front:
+        if line.size < body_size - 1.5 or _AFFILIATION.search(line.text) or _KEYWORDS.match(line.text):
+            continue
+        for part in re.split(r",|;|\band\b|&|\s{2,}", line.text):
+            name = part.strip().strip(_MARKERS).strip()
+            tokens = name.split()
+            if 2 <= len(tokens) <= 5 and all(_NAME_TOKEN.match(t.strip(_MARKERS)) for t in tokens) \
+                    and any(len(t) > 2 for t in tokens) and name not in names:
+                names.append(" ".join(t.strip(_MARKERS) for t in tokens))
+    return names
+
+
+def _year(lines: Iterable[Line], metadata: dict) -> Optional[int]:
+    lines = list(lines)
+    for line in lines:
+        match = _COPYRIGHT_YEAR.search(line.text)
+        if match:
+            return int(match.group(1))
+    years = [int(y) for line in lines for y in _YEAR.findall(line.text)]
+    if years:
+        return Counter(years).most_common(1)[0][0]
+    match = _YEAR.search(metadata.get("CreationDate", ""))
+    return int(match.group(1)) if match else None
+
+
+# ---- headings ---------------------------------------------------------------------------------------
+
+def _headings(lines: List[Line], body_size: float) -> dict:
+    """{line index: (number or None, title, level)} for the lines that are section headings."""
+    found = {}
+    numbered_top: List[int] = []
+    roman_seen = False
+    for i, line in enumerate(lines):
+        prev = lines[i - 1] if i else None
+        starts_block = prev is None or prev.box != line.box or prev.bold != line.bold or prev.size < line.size - 0.4
+        styled = line.bold or line.size >= body_size + 0.9
+        text = line.text
+        words = text.split()
+        if not starts_block or len(words) > HEADING_MAX_WORDS or _CAPTION.match(text):
+            continue
+        plain = text.replace(" ", "") if len(text) < 40 and all(len(w) == 1 for w in words) else text
+        if _KNOWN_HEADING.match(plain) and (styled or plain.isupper() or _alone(lines, i)):
+            found[i] = (None, plain.rstrip(".:").strip(), 1)
+            continue
+        heading = _numbered(text, styled, _alone(lines, i), roman_seen)
+        if heading:
+            number, title, level = heading
+            if number[0].isdigit():
+                top = int(number.split(".")[0])
+                # numbering that goes back (a list "1. ... 2. ..." after section 3) is no heading
+                if numbered_top and top < numbered_top[-1] and level == 1:
+                    continue
+                numbered_top.append(top)
+            elif level == 1:
+                roman_seen = True
+            found[i] = heading
+            continue
+        if line.size >= body_size + 1.4 and len(words) <= 10 and _title_like(text) and i > 0:
+            found[i] = (None, text, 1)
+    numbered = sum(1 for number, _, _ in found.values() if number)
+    if numbered >= 2:
+        # in a numbered document, an unnumbered heading must have a usual name
+        found = {i: h for i, h in found.items() if h[0] or _KNOWN_HEADING.match(h[1]) or _ABSTRACT.match(h[1])}
+    return found
+
+
+def _alone(lines: List[Line], i: int) -> bool:
+    """The line is a text box of its own, or the next line starts in another style."""
+    line = lines[i]
+    after = lines[i + 1] if i + 1 < len(lines) else None
+    return after is None or after.box != line.box or after.bold != line.bold
+
+
+def _numbered(text: str, styled: bool, alone: bool, roman_seen: bool):
+    for pattern, kind in ((_ARABIC, "arabic"), (_ROMAN, "roman"), (_LETTER, "letter")):
+        match = pattern.match(text)
+        if not match:
+            continue
+        number, title = match.group(1), match.group(2).strip()
+        if kind == "letter" and not roman_seen:
+            return None
+        if not _title_like(title) or not (styled or (alone and (title.isupper() or kind != "arabic"))):
+            return None
+        if kind == "arabic":
+            level = number.count(".") + 1
+            if int(number.split(".")[0]) == 0 or level > MAX_LEVEL:
+                return None
+        else:
+            level = 1 if kind == "roman" else 2
+        return number, title, level
+    return None
+
+
+def _title_like(text: str) -> bool:
+    """Starts with a capital, holds letters, does not end like a sentence or a clause."""
+    letters = sum(c.isalpha() for c in text)
+    return bool(text) and text[0].isupper() and letters >= 3 and letters >= len(text) * 0.5 \
+        and not text.endswith((".", ",", ";")) and not _MATH.search(text)
+
+
+# ---- body -------------------------------------------------------------------------------------------
+
+def _fill(article: Article, lines: List[Line], front_end: int, headings: dict, body_size: float) -> None:
+    """Walk the lines after the front matter: abstract, sections and their blocks, references."""
+    stack: List[Section] = []
+    target = None  # where blocks go: "abstract", "preamble", a Section, or "references"
+    pending: List[Line] = []
+    reference_lines: List[Line] = []
+
+    def flush():
+        if not pending:
+            return
+        blocks = _blocks(pending, body_size)
+        pending.clear()
+        if target == "abstract":
+            article.abstract.extend(b for b in blocks if b.kind == "paragraph")
+            leftovers = [b for b in blocks if b.kind != "paragraph"]
+            (stack[-1].blocks if stack else article.preamble).extend(leftovers)
+        elif isinstance(target, Section):
+            target.blocks.extend(blocks)
+        else:
+            article.preamble.extend(blocks)
+
+    for i in range(front_end, len(lines)):
+        line = lines[i]
+        abstract = _ABSTRACT.match(line.text)
+        spaced = line.text.replace(" ", "").lower()
+        if i in headings:
+            number, title, level = headings[i]
+            flush()
+            if _ABSTRACT.match(title) and not stack and not article.abstract:
+                target = "abstract"
+                continue
+            if _REFERENCES.match(title):
+                target = "references"
+                continue
+            section = Section(title=title, level=level, number=number)
+            while stack and stack[-1].level >= level:
+                stack.pop()
+            (stack[-1].sections if stack else article.sections).append(section)
+            stack.append(section)
+            target = section
+            continue
+        if target == "references":
+            reference_lines.append(line)
+            continue
+        if not stack and not article.abstract and target != "abstract" and (abstract or spaced == "abstract"):
+            flush()
+            target = "abstract"
+            rest = abstract.group(1) if abstract else ""
+            if rest:
+                pending.append(_replace_text(line, rest))
+            continue
+        if target == "abstract" and _KEYWORDS.match(line.text):
+            flush()
+            target = "preamble"
+        pending.append(line)
+    flush()
+    article.references = _references(reference_lines)
+
+
+def _replace_text(line: Line, text: str) -> Line:
+    return dataclasses.replace(line, text=text)
+
+
+def _kind_of_start(line: Line, body_size: float) -> Optional[str]:
+    """The kind of block a line opens, or None when it can go on the block before."""
+    if _CAPTION.match(line.text):
+        return "caption"
+    if line.size <= body_size - 0.7 and line.top > line.page_height * 0.55 and _FOOTNOTE_MARK.match(line.text):
+        return "footnote"
+    if _BULLET.match(line.text) or _ENUMERATED.match(line.text):
+        return "item"
+    if _is_equation(line.text):
+        return "equation"
+    return None
+
+
+def _is_equation(text: str) -> bool:
+    if len(text) > 120 or not _MATH.search(text):
+        return False
+    words = re.findall(r"[A-Za-z]{3,}", text)
+    return bool(_EQ_NUMBER.search(text)) or len(" ".join(words)) < len(text) * 0.4
+
+
+def _blocks(lines: List[Line], body_size: float) -> List[Block]:
+    """Group a section's lines into blocks and join each block's lines into text."""
+    right = {}
+    for line in lines:
+        right[line.box] = max(right.get(line.box, 0.0), line.x1)
+    groups: List[Tuple[str, List[Line]]] = []
+    for line in lines:
+        start = _kind_of_start(line, body_size)
+        current = groups[-1] if groups else None
+        if current is None:
+            groups.append((start or "paragraph", [line]))
+            continue
+        kind, members = current
+        prev = members[-1]
+        if start == "item":
+            groups.append(("item", [line]))
+        elif start in ("caption", "footnote", "equation"):
+            if start == "equation" and kind == "equation" and prev.box == line.box:
+                members.append(line)
+            else:
+                groups.append((start, [line]))
+        elif kind in ("caption", "footnote"):
+            # a caption or footnote goes on in its own box, in its own (small) size
+            if line.box == prev.box or (kind == "footnote" and line.size <= body_size - 0.7 and
+                                        line.page == prev.page):
+                members.append(line)
+            else:
+                groups.append(("paragraph", [line]))
+        elif kind == "equation":
+            groups.append(("paragraph", [line]))
+        elif _continues(prev, line, right, body_size):
+            members.append(line)
+        else:
+            groups.append(("paragraph", [line]))
+    blocks: List[Block] = []
+    for kind, members in groups:
+        if kind == "paragraph" and members[0].size < body_size - 1.5:
+            continue  # text inside figures and tables (axis labels, cells) in a small font
+        text = _join(members)
+        if not text:
+            continue
+        if kind == "item":
+            if blocks and blocks[-1].kind == "list":
+                blocks[-1].items.append(text)
+                blocks[-1].text += "\n" + text
+            else:
+                blocks.append(Block(kind="list", text=text, items=[text]))
+        elif kind == "paragraph":
+            blocks.append(Block(kind="paragraph", text=text, sentences=split_sentences(text)))
+        else:
+            blocks.append(Block(kind=kind, text=text))
+    return blocks
+
+
+def _continues(prev: Line, line: Line, right: dict, body_size: float) -> bool:
+    """Does `line` go on the paragraph that `prev` is in?"""
+    ended = prev.text.endswith((".", "!", "?", ":", ".)", ".”", '."'))
+    if prev.box != line.box:
+        # a column or page break inside a paragraph: the text goes on mid-sentence
+        if not ended and (line.text[:1].islower() or prev.text.endswith(("-", ",")) or line.text[:1].isdigit()):
+            return True
+        return not ended and line.page == prev.page and abs(line.size - prev.size) < 0.5 \
+            and line.top - prev.bottom < prev.size * 1.2 and abs(line.x0 - prev.x0) < 2
+    if abs(line.size - prev.size) > 1.0:
+        return False
+    indented = line.x0 > prev.x0 + max(line.size, 6) * 0.8
+    short = prev.x1 < right[prev.box] - max(prev.size, 6) * 2.5
+    gap = line.top - prev.bottom > max(prev.size, 6) * 0.9
+    if ended and (indented or short or gap):
+        return False
+    return not (gap and line.text[:1].isupper() and ended)
+
+
+def _join(lines: List[Line]) -> str:
+    """Lines into one text: hyphenation at a line end undone when a lower-case word goes on."""
+    text = ""
+    for line in lines:
+        piece = line.text
+        if not text:
+            text = piece
+        elif re.search(r"[^\W\d]-$", text) and piece[:1].islower() and not re.search(r"-\w+-$", text):
+            text = text[:-1] + piece
+        else:
+            text += " " + piece
+    return text.strip()
+
+
+# ---- references -------------------------------------------------------------------------------------
+
+def _references(lines: List[Line]) -> List[str]:
+    """One string per entry: split at "[12]" / "12." markers when most entries have them, else at
+    hanging indentation (an entry's first line sits left of its continuation lines), else at a line
+    that ends an entry ('.') with room left on it."""
+    lines = [line for line in lines if not _CAPTION.match(line.text)]
+    if not lines:
+        return []
+    marked = [line for line in lines if _REF_MARK.match(line.text)]
+    entries: List[List[Line]] = []
+    if len(marked) >= max(2, len(lines) // 6):
+        for line in lines:
+            if _REF_MARK.match(line.text) or not entries:
+                entries.append([line])
+            else:
+                entries[-1].append(line)
+    else:
+        left = {}
+        for line in lines:
+            key = (line.page, line.x0 < 300)
+            left[key] = min(left.get(key, line.x0), line.x0)
+        hanging = sum(1 for line in lines if line.x0 > left[(line.page, line.x0 < 300)] + 4) >= len(lines) // 4
+        right = {}
+        for line in lines:
+            right[line.box] = max(right.get(line.box, 0.0), line.x1)
+        for line in lines:
+            prev = entries[-1][-1] if entries else None
+            if prev is None:
+                new = True
+            elif hanging:
+                new = line.x0 <= left[(line.page, line.x0 < 300)] + 2
+            else:
+                new = prev.text.endswith(".") and (prev.x1 < right[prev.box] - 20 or prev.box != line.box)
+            if new:
+                entries.append([line])
+            else:
+                entries[-1].append(line)
+    return [text for text in (_join(entry) for entry in entries) if text]
