@@ -40,6 +40,7 @@ _LETTER = re.compile(r"^([A-H])\.\s+(\S.*)$")
 _CAPTION = re.compile(r"^(?:fig(?:ure)?\.?|table|tab\.|algorithm|listing|scheme|chart|plate)\s*"
                       r"(?:\d+|[IVX]+)[a-z]?(?:[.:|]|\s|$)", re.IGNORECASE)
 _BULLET = re.compile(r"^(?:[•◦▪▸►‣∙·○■□–—*-]|o(?=\s))\s+\S")
+_BULLET_MARK = re.compile(r"^(?:[•◦▪▸►‣∙·○■□–—*-]|o(?=\s))\s+")
 _ENUMERATED = re.compile(r"^(?:\(?\d{1,2}[.)]|\(?[a-z][.)]|\((?:i|ii|iii|iv|v|vi|vii|viii|ix|x)\))\s+\S")
 _FOOTNOTE_MARK = re.compile(r"^(?:\d{1,2}|[*†‡§¶#∗⋆]|[a-z])\s?\S")
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?$|^[ivxlc]{1,6}$|^[-–]\s*\d+\s*[-–]$",
@@ -359,15 +360,19 @@ def _blocks(lines: List[Line], body_size: float) -> List[Block]:
                 members.append(line)
             else:
                 groups.append((start, [line]))
-        elif kind in ("caption", "footnote"):
+        elif kind in ("caption", "footnote", "equation"):
             # a caption or footnote goes on in its own box, in its own (small) size
-            if line.box == prev.box or (kind == "footnote" and line.size <= body_size - 0.7 and
-                                        line.page == prev.page):
+            if kind != "equation" and (line.box == prev.box or (
+                    kind == "footnote" and line.size <= body_size - 0.7 and line.page == prev.page)):
                 members.append(line)
+                continue
+            # a paragraph that a footnote, caption or equation interrupted at a page or column break
+            # goes on after it
+            before = next((g for g in reversed(groups) if g[0] == "paragraph"), None)
+            if before is not None and before is not groups[-1] and _continues(before[1][-1], line, right, body_size):
+                before[1].append(line)
             else:
                 groups.append(("paragraph", [line]))
-        elif kind == "equation":
-            groups.append(("paragraph", [line]))
         elif _continues(prev, line, right, body_size):
             members.append(line)
         else:
@@ -380,6 +385,7 @@ def _blocks(lines: List[Line], body_size: float) -> List[Block]:
         if not text:
             continue
         if kind == "item":
+            text = _BULLET_MARK.sub("", text)
             if blocks and blocks[-1].kind == "list":
                 blocks[-1].items.append(text)
                 blocks[-1].text += "\n" + text

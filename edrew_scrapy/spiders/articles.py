@@ -21,7 +21,7 @@ from weakref import WeakKeyDictionary
 
 import scrapy
 from scrapy import signals
-from scrapy.exceptions import StopDownload
+from scrapy.exceptions import IgnoreRequest, StopDownload
 from scrapy.http import TextResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.settings import SETTINGS_PRIORITIES
@@ -145,11 +145,13 @@ class ArticlesSpider(scrapy.Spider):
                 yield self._request(link.url, depth + 1, listing=response.url)
 
     def link_failed(self, failure):
-        """A link that gave no response or an error status: counted, logged as Scrapy would."""
-        self.crawler.stats.inc_value("edrew/pdf/link-errors")
+        """A link that gave no response or an error status: counted, logged as Scrapy would (a link that
+        robots.txt forbids Scrapy counts itself, as robotstxt/forbidden)."""
         if failure.check(HttpError):
+            self.crawler.stats.inc_value("edrew/pdf/link-errors")
             self.logger.info("Ignoring response %r: HTTP status code is not handled or not allowed",
                              failure.value.response)
-        else:
+        elif not failure.check(IgnoreRequest):
+            self.crawler.stats.inc_value("edrew/pdf/link-errors")
             self.logger.info("No response from %s: %s", getattr(failure, "request", None) or "a link",
                              failure.getErrorMessage())
