@@ -17,7 +17,8 @@ from typing import List, Optional
 MAGIC_WINDOW = 1024
 # Characters that XML 1.0 cannot hold; a PDF's text may carry them (control codes, broken mappings).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
-_BOLD = re.compile(r"bold|black|heavy|semibold|demi|\.b$|-b$|cmbx", re.IGNORECASE)
+# Bold faces by name, TeX's Computer Modern ones included (CMBX10, CMB10, CMSSBX10).
+_BOLD = re.compile(r"bold|black|heavy|semibold|demi|[.,-]b$|(?:^|\+)cm(?:ss)?bx?\d|bx\d*$", re.IGNORECASE)
 _LIGATURES = {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl", "\ufb05": "st",
               "\ufb06": "st"}
 
@@ -90,9 +91,11 @@ def read_pdf(data: bytes, max_pages: Optional[int] = None) -> Document:
             page = Page(number=number, width=float(layout.width), height=float(layout.height))
             boxes = _ordered_boxes(layout)
             for box in boxes:
-                for line in _lines_of(box, page, box_id):
-                    page.lines.append(line)
+                lines = _lines_of(box, page, box_id)
                 box_id += 1
+                if len(lines) >= 3 and sum(len(line.text) <= 2 for line in lines) > len(lines) / 2:
+                    continue  # text set vertically (a journal's margin stamp): one character a line
+                page.lines.extend(lines)
             pages.append(page)
         metadata = _metadata(data)
     except PdfError:

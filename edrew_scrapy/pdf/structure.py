@@ -19,6 +19,8 @@ from .sentences import split_sentences
 
 # Share of the page height at the top and the bottom where running headers, footers and page numbers sit.
 MARGIN = 0.08
+# A wider band where text repeated on many pages is still a running header or footer.
+REPEAT_BAND = 0.15
 # Headings are short; a longer "1. ..." line is a list item or a sentence.
 HEADING_MAX_WORDS = 14
 MAX_LEVEL = 3
@@ -26,8 +28,8 @@ MAX_LEVEL = 3
 _KNOWN = (r"abstract|introduction|background|related work|previous work|preliminaries|conclusions?|"
           r"conclusions? and future work|concluding remarks|discussion|results|results and discussion|"
           r"evaluation|experiments|experimental results|methods|methodology|materials and methods|"
-          r"acknowledge?ments?|references|bibliography|literature cited|works cited|appendix(?: [a-z0-9]+)?|"
-          r"appendices|summary|future work|limitations")
+          r"acknowledge?ments?|references|bibliography|literature cited|works cited|appendices|summary|"
+          r"future work|limitations|appendix(?:\s+[a-z0-9]{1,3})?(?:[.:]\s+[A-Z][^.]{0,60})?")
 _KNOWN_HEADING = re.compile(rf"^(?:{_KNOWN})[.:]?$", re.IGNORECASE)
 _REFERENCES = re.compile(r"^(?:references|bibliography|literature cited|works cited|references and notes)[.:]?$",
                          re.IGNORECASE)
@@ -42,7 +44,7 @@ _CAPTION = re.compile(r"^(?:fig(?:ure)?\.?|table|tab\.|algorithm|listing|scheme|
 _BULLET = re.compile(r"^(?:[•◦▪▸►‣∙·○■□–—*-]|o(?=\s))\s+\S")
 _BULLET_MARK = re.compile(r"^(?:[•◦▪▸►‣∙·○■□–—*-]|o(?=\s))\s+")
 _ENUMERATED = re.compile(r"^(?:\(?\d{1,2}[.)]|\(?[a-z][.)]|\((?:i|ii|iii|iv|v|vi|vii|viii|ix|x)\))\s+\S")
-_FOOTNOTE_MARK = re.compile(r"^(?:\d{1,2}|[*†‡§¶#∗⋆]|[a-z])\s?\S")
+_FOOTNOTE_MARK = re.compile(r"^(?:\d{1,2}|[*†‡§¶#∗⋆])\s?\S|^[a-z]\s\S")
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?$|^[ivxlc]{1,6}$|^[-–]\s*\d+\s*[-–]$",
                           re.IGNORECASE)
 _MATH = re.compile(r"[=∑∏∫≤≥≈≠±×÷∈∉⊂⊆∪∩→←⇒⇔∀∃∂∇√∞αβγδεθλμπσφωΣΠΩ^_]")
@@ -71,12 +73,12 @@ def parse_document(document: Document) -> Article:
     article = Article(pages=len(document.pages))
     title_lines = _title_lines(lines, body_size)
     article.title = " ".join(line.text for line in title_lines) or _metadata_title(document.metadata)
-    headings = _headings(lines, body_size)
-    front_end = _front_end(lines, headings)
+    headings, skip = _headings(lines, body_size)
+    front_end = _front_end(lines, headings, title_lines, body_size)
     front = [line for line in lines[:front_end] if line not in title_lines]
     article.authors = _authors(front, body_size)
     article.year = _year(front + [m for m in margins if m.page == 0], document.metadata)
-    _fill(article, lines, front_end, headings, body_size)
+    _fill(article, lines, front_end, headings, skip, body_size)
     return article
 
 
@@ -90,14 +92,19 @@ def _drop_margins(document: Document) -> Tuple[List[Line], List[Line]]:
     def in_margin(line: Line, page) -> bool:
         return line.top < page.height * MARGIN or line.bottom > page.height * (1 - MARGIN)
 
+    def in_band(line: Line, page) -> bool:
+        return line.top < page.height * REPEAT_BAND or line.bottom > page.height * (1 - REPEAT_BAND)
+
     repeated = Counter()
     for page in document.pages:
-        repeated.update({key(line) for line in page.lines if in_margin(line, page)})
+        repeated.update({key(line) for line in page.lines if in_band(line, page)})
+    # a running header or footer: the same text near the top or bottom of at least two pages and a third
+    often = max(2, len(document.pages) // 3)
     kept, dropped = [], []
     for page in document.pages:
         for line in page.lines:
-            furniture = in_margin(line, page) and (
-                _PAGE_NUMBER.match(line.text) or (len(document.pages) > 1 and repeated[key(line)] > 1))
+            furniture = (in_margin(line, page) and (_PAGE_NUMBER.match(line.text) or repeated[key(line)] > 1)) \
+                or (in_band(line, page) and repeated[key(line)] >= often and len(document.pages) > 2)
             (dropped if furniture else kept).append(line)
     return kept, dropped
 
@@ -143,12 +150,19 @@ def _metadata_title(metadata: dict) -> Optional[str]:
     return title
 
 
-def _front_end(lines: List[Line], headings: dict) -> int:
-    """Index of the first line after the front matter: the abstract, the first heading, or page 2."""
+def _front_end(lines: List[Line], headings: dict, title: List[Line], body_size: float) -> int:
+    """Index of the first line after the front matter: the abstract, the first heading, the first
+    paragraph of body text after the title (a box of three or more body-size lines), or page 2."""
+    boxes = Counter(line.box for line in lines if abs(line.size - body_size) < 0.6)
+    after = max((lines.index(t) for t in title), default=-1)
     for i, line in enumerate(lines):
         if line.page > 0 or i in headings or line.text.replace(" ", "").lower().startswith("abstract") \
                 or _KEYWORDS.match(line.text):
             return i
+        words = line.text.split()
+        if i > after and boxes[line.box] >= 3 and abs(line.size - body_size) < 0.6 and len(words) >= 8 \
+                and sum(w[:1].islower() for w in words) >= len(words) / 2:
+            return i  # running text (mostly lower-case words), not a list of names
     return len(lines)
 
 
@@ -157,6 +171,8 @@ def _authors(front: List[Line], body_size: float) -> List[str]:
     for line in front:
         if line.size < body_size - 1.5 or _AFFILIATION.search(line.text) or _KEYWORDS.match(line.text):
             continue
+        if any(w[:1].islower() and not _NAME_TOKEN.match(w) and w != "and" for w in line.text.split()):
+            continue  # a line of prose or a journal's name, not a list of names
         for part in re.split(r",|;|\band\b|&|\s{2,}", line.text):
             name = part.strip().strip(_MARKERS).strip()
             tokens = name.split()
@@ -181,43 +197,92 @@ def _year(lines: Iterable[Line], metadata: dict) -> Optional[int]:
 
 # ---- headings ---------------------------------------------------------------------------------------
 
-def _headings(lines: List[Line], body_size: float) -> dict:
-    """{line index: (number or None, title, level)} for the lines that are section headings."""
-    found = {}
+def _headings(lines: List[Line], body_size: float) -> Tuple[dict, set]:
+    """({line index: (number or None, title, level)} for the section headings, the indices of lines to
+    leave out: a heading's second line, a heading's number on a line of its own, a table of contents)."""
+    found: dict = {}
+    skip: set = _contents(lines, body_size)
     numbered_top: List[int] = []
     roman_seen = False
     for i, line in enumerate(lines):
+        if i in skip:
+            continue
+        heading = _heading_at(lines, i, body_size, roman_seen)
+        if heading is None:
+            continue
+        number, title, level = heading
         prev = lines[i - 1] if i else None
-        starts_block = prev is None or prev.box != line.box or prev.bold != line.bold or prev.size < line.size - 0.4
-        styled = line.bold or line.size >= body_size + 0.9
-        text = line.text
-        words = text.split()
-        if not starts_block or len(words) > HEADING_MAX_WORDS or _CAPTION.match(text):
-            continue
-        plain = text.replace(" ", "") if len(text) < 40 and all(len(w) == 1 for w in words) else text
-        if _KNOWN_HEADING.match(plain) and (styled or plain.isupper() or _alone(lines, i)):
-            found[i] = (None, plain.rstrip(".:").strip(), 1)
-            continue
-        heading = _numbered(text, styled, _alone(lines, i), roman_seen)
-        if heading:
-            number, title, level = heading
-            if number[0].isdigit():
-                top = int(number.split(".")[0])
-                # numbering that goes back (a list "1. ... 2. ..." after section 3) is no heading
-                if numbered_top and top < numbered_top[-1] and level == 1:
-                    continue
-                numbered_top.append(top)
-            elif level == 1:
-                roman_seen = True
-            found[i] = heading
-            continue
-        if line.size >= body_size + 1.4 and len(words) <= 10 and _title_like(text) and i > 0:
-            found[i] = (None, text, 1)
+        if number is None and prev is not None and re.fullmatch(r"(?:\d{1,2}\.){0,2}\d{1,2}\.?", prev.text) \
+                and prev.page == line.page and abs(prev.top - line.top) < 2:
+            # "1." and "INTRODUCTION" laid out as two text boxes on one baseline
+            number = prev.text.rstrip(".")
+            level = number.count(".") + 1
+            skip.add(i - 1)
+            found.pop(i - 1, None)
+        if number and number[0].isdigit():
+            top = int(number.split(".")[0])
+            # numbering that goes back (a list "1. ... 2. ..." after section 3) is no heading
+            if numbered_top and top < numbered_top[-1] and level == 1:
+                continue
+            numbered_top.append(top)
+        elif number and level == 1:
+            roman_seen = True
+        # a heading set on two lines: the next line in the same box and style, unless it reads as text
+        after = lines[i + 1] if i + 1 < len(lines) else None
+        if after is not None and after.box == line.box and after.bold == line.bold and \
+                abs(after.size - line.size) < 0.3 and len(after.text.split()) <= 8 and \
+                (title.endswith("-") or (title.isupper() and after.text.isupper())
+                 or after.text[:1].islower()) and not after.text.endswith("."):
+            title = title[:-1] + after.text if title.endswith("-") else f"{title} {after.text}"
+            skip.add(i + 1)
+        found[i] = (number, title, level)
     numbered = sum(1 for number, _, _ in found.values() if number)
     if numbered >= 2:
         # in a numbered document, an unnumbered heading must have a usual name
         found = {i: h for i, h in found.items() if h[0] or _KNOWN_HEADING.match(h[1]) or _ABSTRACT.match(h[1])}
-    return found
+    references = [i for i, h in found.items() if _REFERENCES.match(h[1])]
+    for i in references[:-1]:  # the last "References" is the list; earlier ones are in a table of contents
+        del found[i]
+    return found, skip
+
+
+def _heading_at(lines: List[Line], i: int, body_size: float, roman_seen: bool):
+    line = lines[i]
+    prev = lines[i - 1] if i else None
+    starts_block = prev is None or prev.box != line.box or prev.bold != line.bold or prev.size < line.size - 0.4
+    styled = line.bold or line.size >= body_size + 0.9
+    text = line.text
+    words = text.split()
+    if not starts_block or len(words) > HEADING_MAX_WORDS or _CAPTION.match(text):
+        return None
+    plain = text.replace(" ", "") if len(text) < 40 and all(len(w) == 1 for w in words) else text
+    if _KNOWN_HEADING.match(plain) and (styled or plain.isupper() or _alone(lines, i)):
+        return None, plain.rstrip(".:").strip(), 1
+    heading = _numbered(text, styled, _alone(lines, i), roman_seen)
+    if heading:
+        return heading
+    if line.size >= body_size + 1.4 and len(words) <= 10 and _title_like(text) and i > 0:
+        return None, text, 1
+    return None
+
+
+def _contents(lines: List[Line], body_size: float) -> set:
+    """The lines of a table of contents: from a "Contents" line to the heading that its first entry names
+    (found again in the text); none when no entry comes again."""
+    start = next((i for i, line in enumerate(lines) if re.fullmatch(r"(?:table of )?contents", line.text.lower())),
+                 None)
+    if start is None:
+        return set()
+    first = None
+    for i in range(start + 1, len(lines)):
+        heading = _heading_at(lines, i, body_size, roman_seen=True)
+        if heading is None:
+            continue
+        if first is None:
+            first = heading
+        elif heading[:2] == first[:2]:
+            return set(range(start, i))
+    return set()
 
 
 def _alone(lines: List[Line], i: int) -> bool:
@@ -256,7 +321,7 @@ def _title_like(text: str) -> bool:
 
 # ---- body -------------------------------------------------------------------------------------------
 
-def _fill(article: Article, lines: List[Line], front_end: int, headings: dict, body_size: float) -> None:
+def _fill(article: Article, lines: List[Line], front_end: int, headings: dict, skip: set, body_size: float) -> None:
     """Walk the lines after the front matter: abstract, sections and their blocks, references."""
     stack: List[Section] = []
     target = None  # where blocks go: "abstract", "preamble", a Section, or "references"
@@ -278,6 +343,8 @@ def _fill(article: Article, lines: List[Line], front_end: int, headings: dict, b
             article.preamble.extend(blocks)
 
     for i in range(front_end, len(lines)):
+        if i in skip:
+            continue
         line = lines[i]
         abstract = _ABSTRACT.match(line.text)
         spaced = line.text.replace(" ", "").lower()
@@ -323,7 +390,8 @@ def _kind_of_start(line: Line, body_size: float) -> Optional[str]:
     """The kind of block a line opens, or None when it can go on the block before."""
     if _CAPTION.match(line.text):
         return "caption"
-    if line.size <= body_size - 0.7 and line.top > line.page_height * 0.55 and _FOOTNOTE_MARK.match(line.text):
+    if line.size <= body_size - 0.7 and line.top > line.page_height * 0.55 and _FOOTNOTE_MARK.match(line.text) \
+            and (len(re.findall(r"[^\W\d_]{3,}", line.text)) >= 3 or "http" in line.text):
         return "footnote"
     if _BULLET.match(line.text) or _ENUMERATED.match(line.text):
         return "item"
