@@ -38,6 +38,7 @@ _KEYWORDS = re.compile(r"^(?:keywords|key words|index terms|categories and subje
                        r"general terms)\b", re.IGNORECASE)
 _ARABIC = re.compile(r"^((?:\d{1,2}\.){0,2}\d{1,2})\.?\s+(\S.*)$")
 _ROMAN = re.compile(r"^([IVX]{1,5})\.?\s+(\S.*)$")
+_BARE_NUMBER = re.compile(r"(?:\d{1,2}\.){0,2}\d{1,2}\.?|[IVX]{1,5}\.")
 _LETTER = re.compile(r"^([A-H])\.\s+(\S.*)$")
 _CAPTION = re.compile(r"^(?:fig(?:ure)?\.?|table|tab\.|algorithm|listing|scheme|chart|plate)\s*"
                       r"(?:\d+|[IVX]+)[a-z]?(?:[.:|]|\s|$)", re.IGNORECASE)
@@ -212,14 +213,16 @@ def _headings(lines: List[Line], body_size: float) -> Tuple[dict, set]:
             continue
         number, title, level = heading
         prev = lines[i - 1] if i else None
-        if number is None and prev is not None and re.fullmatch(r"(?:\d{1,2}\.){0,2}\d{1,2}\.?", prev.text) \
+        if number is None and prev is not None and _BARE_NUMBER.fullmatch(prev.text) \
                 and prev.page == line.page and abs(prev.top - line.top) < 2:
-            # "1." and "INTRODUCTION" laid out as two text boxes on one baseline
+            # "1." or "IV." and "INTRODUCTION" laid out as two text boxes on one baseline
             number = prev.text.rstrip(".")
             level = number.count(".") + 1
             skip.add(i - 1)
             found.pop(i - 1, None)
         if number and number[0].isdigit():
+            if roman_seen and level == 1:
+                continue  # "2 Item" in a document whose sections are numbered I, II, ...: a list
             top = int(number.split(".")[0])
             # numbering that goes back (a list "1. ... 2. ..." after section 3) is no heading
             if numbered_top and top < numbered_top[-1] and level == 1:
@@ -300,8 +303,12 @@ def _numbered(text: str, styled: bool, alone: bool, roman_seen: bool):
         number, title = match.group(1), match.group(2).strip()
         if kind == "letter" and not roman_seen:
             return None
-        if not _title_like(title) or not (styled or (alone and (title.isupper() or kind != "arabic"))):
+        # "IV. RESULTS" in capitals (IEEE's small capitals) is a heading even when its box goes on
+        distinct = styled or (alone and (title.isupper() or kind != "arabic")) or (kind == "roman" and title.isupper())
+        if not _title_like(title) or not distinct:
             return None
+        if re.search(r"[:;]\s+\S", title):
+            return None  # "2 Dependencies: there are ...": a run-in label, not a heading
         if kind == "arabic":
             level = number.count(".") + 1
             if int(number.split(".")[0]) == 0 or level > MAX_LEVEL:
