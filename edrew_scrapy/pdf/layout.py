@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import re
 import statistics
+import unicodedata
 from dataclasses import dataclass, field
 from typing import List, Optional
 
@@ -19,6 +20,14 @@ MAGIC_WINDOW = 1024
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 # Bold faces by name, TeX's Computer Modern ones included (CMBX10, CMB10, CMSSBX10).
 _BOLD = re.compile(r"bold|black|heavy|semibold|demi|[.,-]b$|(?:^|\+)cm(?:ss)?bx?\d|bx\d*$", re.IGNORECASE)
+# TeX sets accents as characters of their own: spacing accent -> combining accent.
+_COMBINING = {"´": "\u0301", "`": "\u0300", "¨": "\u0308", "ˆ": "\u0302", "˜": "\u0303", "ˇ": "\u030c",
+              "˘": "\u0306", "˙": "\u0307", "˚": "\u030a", "˝": "\u030b", "¯": "\u0304", "¸": "\u0327",
+              "˛": "\u0328"}
+_SPACING_ACCENT = re.compile("[´`¨ˆ˜ˇ˘˙˚˝¯¸˛]")
+_ACCENT_BEFORE = re.compile(r" ?([´`¨ˆ˜ˇ˘˙˚˝¯])([A-Za-zıȷ])")
+_ACCENT_AFTER = re.compile(r"([A-Za-z]) ?([¸˛])")
+_DOTLESS = {"ı": "i", "ȷ": "j"}
 _LIGATURES = {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl", "\ufb05": "st",
               "\ufb06": "st"}
 
@@ -69,10 +78,14 @@ def is_pdf(data: bytes) -> bool:
 
 
 def clean(text: str) -> str:
-    """Ligatures spelled out, XML-illegal characters dropped, whitespace collapsed."""
+    """Ligatures spelled out, TeX's separate accents put on their letters ("Gr ´egory", "Franc¸ois"),
+    XML-illegal characters dropped, whitespace collapsed, Unicode in NFC."""
     for ligature, letters in _LIGATURES.items():
         text = text.replace(ligature, letters)
-    return " ".join(_NOT_XML.sub("", text).split())
+    if _SPACING_ACCENT.search(text):
+        text = _ACCENT_BEFORE.sub(lambda m: _DOTLESS.get(m.group(2), m.group(2)) + _COMBINING[m.group(1)], text)
+        text = _ACCENT_AFTER.sub(lambda m: m.group(1) + _COMBINING[m.group(2)], text)
+    return unicodedata.normalize("NFC", " ".join(_NOT_XML.sub("", text).split()))
 
 
 def read_pdf(data: bytes, max_pages: Optional[int] = None) -> Document:

@@ -39,7 +39,7 @@ _KEYWORDS = re.compile(r"^(?:keywords|key words|index terms|categories and subje
 _ARABIC = re.compile(r"^((?:\d{1,2}\.){0,2}\d{1,2})\.?\s+(\S.*)$")
 _ROMAN = re.compile(r"^([IVX]{1,5})\.?\s+(\S.*)$")
 _BARE_NUMBER = re.compile(r"(?:\d{1,2}\.){0,2}\d{1,2}\.?|[IVX]{1,5}\.")
-_LETTER = re.compile(r"^([A-H])\.\s+(\S.*)$")
+_LETTER = re.compile(r"^([A-H](?:\.\d{1,2}){0,2})\.\s+(\S.*)$")
 _CAPTION = re.compile(r"^(?:fig(?:ure)?\.?|table|tab\.|algorithm|listing|scheme|chart|plate)\s*"
                       r"(?:\d+|[IVX]+)[a-z]?(?:[.:|]|\s|$)", re.IGNORECASE)
 _BULLET = re.compile(r"^(?:[•◦▪▸►‣∙·○■□–—*-]|o(?=\s))\s+\S")
@@ -58,8 +58,8 @@ _AFFILIATION = re.compile(
     r"faculty|academy|corporation|\binc\b|gmbh|\bltd\b|hospital|ministry|\bstreet\b|\broad\b|avenue|"
     r"@|http|www\.|\d{4,}|\busa\b|germany|france|china|japan|italy|spain|canada|india|netherlands|"
     r"switzerland|united|kingdom|brazil|austria|sweden|norway|belgium|korea|email|e-mail", re.IGNORECASE)
-_NAME_TOKEN = re.compile(r"^(?:[A-Z][a-zà-ÿ'’\-]+(?:-[A-Z][a-zà-ÿ'’]+)?|[A-Z]\.(?:-?[A-Z]\.)*|"
-                         r"van|von|der|de|da|di|del|la|le|du|dos|bin|al|el)$")
+_INITIALS = re.compile(r"^(?:[^\W\d_]\.)(?:-?[^\W\d_]\.)*$")
+_PARTICLES = frozenset("van von der den de da di del della la le du dos das bin ibn al el y".split())
 _MARKERS = "*†‡§¶∗⋆0123456789,;"
 
 
@@ -169,18 +169,36 @@ def _front_end(lines: List[Line], headings: dict, title: List[Line], body_size: 
 
 def _authors(front: List[Line], body_size: float) -> List[str]:
     names: List[str] = []
+    joined: List[Line] = []
     for line in front:
+        # a list of names that wraps ("Paulo Ro-" / "cha9, ..."): the box's lines in one style are joined
+        before = joined[-1] if joined else None
+        if before is not None and before.box == line.box and before.size == line.size and before.bold == line.bold \
+                and not _AFFILIATION.search(line.text) and not _AFFILIATION.search(before.text):
+            joined[-1] = dataclasses.replace(before, text=_join([before, line]) if before.text.endswith("-")
+                                             else f"{before.text} {line.text}")
+        else:
+            joined.append(line)
+    for line in joined:
         if line.size < body_size - 1.5 or _AFFILIATION.search(line.text) or _KEYWORDS.match(line.text):
             continue
-        if any(w[:1].islower() and not _NAME_TOKEN.match(w) and w != "and" for w in line.text.split()):
+        if any(w[:1].islower() and w not in _PARTICLES and w != "and" for w in line.text.split()):
             continue  # a line of prose or a journal's name, not a list of names
         for part in re.split(r",|;|\band\b|&|\s{2,}", line.text):
             name = part.strip().strip(_MARKERS).strip()
             tokens = name.split()
-            if 2 <= len(tokens) <= 5 and all(_NAME_TOKEN.match(t.strip(_MARKERS)) for t in tokens) \
+            if 2 <= len(tokens) <= 5 and all(_name_token(t.strip(_MARKERS)) for t in tokens) \
                     and any(len(t) > 2 for t in tokens) and name not in names:
                 names.append(" ".join(t.strip(_MARKERS) for t in tokens))
     return names
+
+
+def _name_token(token: str) -> bool:
+    """A word of a person's name: "Günter", "Jean-Pierre", "O'Neil", an initial "J." / "J.-P.", "van"."""
+    if token in _PARTICLES or _INITIALS.match(token):
+        return True
+    letters = token.replace("-", "").replace("'", "").replace("’", "")
+    return len(token) >= 2 and token[0].isupper() and letters.isalpha() and not token.isupper()
 
 
 def _year(lines: Iterable[Line], metadata: dict) -> Optional[int]:
@@ -301,20 +319,23 @@ def _numbered(text: str, styled: bool, alone: bool, roman_seen: bool):
         if not match:
             continue
         number, title = match.group(1), match.group(2).strip()
-        if kind == "letter" and not roman_seen:
-            return None
+        if kind == "letter" and not (roman_seen or styled):
+            return None  # "A." is a subsection under roman sections, or an appendix set in bold
         # "IV. RESULTS" in capitals (IEEE's small capitals) is a heading even when its box goes on
         distinct = styled or (alone and (title.isupper() or kind != "arabic")) or (kind == "roman" and title.isupper())
         if not _title_like(title) or not distinct:
             return None
-        if re.search(r"[:;]\s+\S", title):
+        if re.search(r"[:;]\s+[a-z]", title):
             return None  # "2 Dependencies: there are ...": a run-in label, not a heading
         if kind == "arabic":
             level = number.count(".") + 1
             if int(number.split(".")[0]) == 0 or level > MAX_LEVEL:
                 return None
+        elif kind == "roman":
+            level = 1
         else:
-            level = 1 if kind == "roman" else 2
+            # IEEE's "A." under "IV." is level 2; an appendix "A.1" is numbered like "1.1"
+            level = 2 if roman_seen else number.count(".") + 1
         return number, title, level
     return None
 
