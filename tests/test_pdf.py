@@ -145,6 +145,7 @@ def test_pdf_magic():
     ('He said "stop." Then he left. (This is bracketed.) Next.',
      ['He said "stop."', "Then he left.", "(This is bracketed.)", "Next."]),
     ("No final stop here", ["No final stop here"]),
+    ("Data Ψ1, . . . , Ψn are given. Next.", ["Data Ψ1, . . . , Ψn are given.", "Next."]),
     ("  ", []),
 ])
 def test_sentences(text, sentences):

@@ -28,6 +28,7 @@ _SPACING_ACCENT = re.compile("[´`¨ˆ˜ˇ˘˙˚˝¯¸˛]")
 _ACCENT_BEFORE = re.compile(r" ?([´`¨ˆ˜ˇ˘˙˚˝¯])([A-Za-zıȷ])")
 _ACCENT_AFTER = re.compile(r"([A-Za-z]) ?([¸˛])")
 _DOTLESS = {"ı": "i", "ȷ": "j"}
+_CID = re.compile(r"\(cid:\d+\)")
 _LIGATURES = {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl", "\ufb05": "st",
               "\ufb06": "st"}
 
@@ -85,6 +86,7 @@ def clean(text: str) -> str:
     if _SPACING_ACCENT.search(text):
         text = _ACCENT_BEFORE.sub(lambda m: _DOTLESS.get(m.group(2), m.group(2)) + _COMBINING[m.group(1)], text)
         text = _ACCENT_AFTER.sub(lambda m: m.group(1) + _COMBINING[m.group(2)], text)
+    text = _CID.sub("", text)  # a glyph the font does not map to a character: pdfminer's "(cid:12)"
     return unicodedata.normalize("NFC", " ".join(_NOT_XML.sub("", text).split()))
 
 

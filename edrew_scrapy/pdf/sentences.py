@@ -58,8 +58,8 @@ def _is_boundary(text: str, start: int, punct: int, end: int) -> bool:
     if mark != ".":
         # "!" and "?" end a sentence unless the next word goes on in lower case ("(why?) then")
         return not first.islower()
-    if first.islower():
-        return False
+    if first.islower() or first in ".,;:":
+        return False  # the sentence goes on, or an ellipsis ". . ." sits inside it
     if len(bare) == 1 and bare.isalpha() and word[-1:].isupper():
         return False  # an initial: "J. Smith"
     abbreviation = bare in ABBREVIATIONS or (bare.endswith(".") and bare.rstrip(".") in ABBREVIATIONS)

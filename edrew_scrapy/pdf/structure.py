@@ -469,6 +469,9 @@ def _blocks(lines: List[Line], body_size: float) -> List[Block]:
                 before[1].append(line)
             else:
                 groups.append(("paragraph", [line]))
+        elif kind == "item" and prev.text.endswith((".", "!", "?")) and line.x0 <= members[0].x0 + 1 \
+                and not line.text[:1].islower():
+            groups.append(("paragraph", [line]))  # an item that ended: the text after the list goes on
         elif _continues(prev, line, right, body_size):
             members.append(line)
         else:
