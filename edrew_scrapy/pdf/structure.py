@@ -60,7 +60,7 @@ _AFFILIATION = re.compile(
     r"switzerland|united|kingdom|brazil|austria|sweden|norway|belgium|korea|email|e-mail", re.IGNORECASE)
 _INITIALS = re.compile(r"^(?:[^\W\d_]\.)(?:-?[^\W\d_]\.)*$")
 _PARTICLES = frozenset("van von der den de da di del della la le du dos das bin ibn al el y".split())
-_MARKERS = "*†‡§¶∗⋆0123456789,;"
+_MARKERS = "*†‡§¶∗⋆0123456789,;'’\""
 
 
 def parse_pdf(data: bytes, max_pages: Optional[int] = None) -> Article:
@@ -73,7 +73,8 @@ def parse_document(document: Document) -> Article:
     body_size = _body_size(lines)
     article = Article(pages=len(document.pages))
     title_lines = _title_lines(lines, body_size)
-    article.title = " ".join(line.text for line in title_lines) or _metadata_title(document.metadata)
+    title = " ".join(line.text for line in title_lines).rstrip(" *∗†‡§¶⋆")
+    article.title = title or _metadata_title(document.metadata)
     headings, skip = _headings(lines, body_size)
     front_end = _front_end(lines, headings, title_lines, body_size)
     front = [line for line in lines[:front_end] if line not in title_lines]
@@ -370,10 +371,14 @@ def _fill(article: Article, lines: List[Line], front_end: int, headings: dict, s
         else:
             article.preamble.extend(blocks)
 
+    unheaded = _unheaded_references(lines, front_end, headings)
     for i in range(front_end, len(lines)):
         if i in skip:
             continue
         line = lines[i]
+        if i == unheaded:
+            flush()
+            target = "references"
         abstract = _ABSTRACT.match(line.text)
         spaced = line.text.replace(" ", "").lower()
         if i in headings:
@@ -408,6 +413,20 @@ def _fill(article: Article, lines: List[Line], front_end: int, headings: dict, s
         pending.append(line)
     flush()
     article.references = _references(reference_lines)
+
+
+def _unheaded_references(lines: List[Line], front_end: int, headings: dict) -> Optional[int]:
+    """Where a list of references without a heading starts (REVTeX's "[1] ..." at the end), if the
+    document has no "References" heading: the last "[1]" line followed by "[2]" and "[3]" lines."""
+    if any(_REFERENCES.match(h[1]) for h in headings.values()):
+        return None
+    starts = [i for i in range(front_end, len(lines)) if re.match(r"\[1\]\s?\S", lines[i].text)]
+    if not starts:
+        return None
+    after = [line.text for line in lines[starts[-1]:]]
+    if any(t.startswith("[2]") for t in after) and any(t.startswith("[3]") for t in after):
+        return starts[-1]
+    return None
 
 
 def _replace_text(line: Line, text: str) -> Line:
