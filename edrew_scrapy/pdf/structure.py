@@ -251,10 +251,13 @@ def _headings(lines: List[Line], body_size: float) -> Tuple[dict, set]:
             roman_seen = True
         # a heading set on two lines: the next line in the same box and style, unless it reads as text
         after = lines[i + 1] if i + 1 < len(lines) else None
-        if after is not None and after.box == line.box and after.bold == line.bold and \
-                abs(after.size - line.size) < 0.3 and len(after.text.split()) <= 8 and \
-                (title.endswith("-") or (title.isupper() and after.text.isupper())
-                 or after.text[:1].islower()) and not after.text.endswith("."):
+        below = after is not None and (after.box == line.box or (
+            after.page == line.page and 0 <= after.top - line.bottom < line.size * 0.8
+            and line.x0 - 2 <= after.x0 <= line.x1))
+        if below and after.bold == line.bold and abs(after.size - line.size) < 0.3 \
+                and len(after.text.split()) <= 8 and not after.text.endswith(".") \
+                and not (_ARABIC.match(after.text) or _ROMAN.match(after.text) or _KNOWN_HEADING.match(after.text)) \
+                and (title.endswith("-") or (title.isupper() and after.text.isupper()) or after.text[:1].islower()):
             title = title[:-1] + after.text if title.endswith("-") else f"{title} {after.text}"
             skip.add(i + 1)
         found[i] = (number, title, level)
