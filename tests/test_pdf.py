@@ -2,6 +2,9 @@
 sentences, XML against the shipped schema, and the typed errors for what is no usable PDF."""
 from __future__ import annotations
 
+import random
+from collections import Counter
+
 import pytest
 from _pdf_helpers import (
     ABSTRACT,
@@ -150,3 +153,23 @@ def test_pdf_magic():
 ])
 def test_sentences(text, sentences):
     assert split_sentences(text) == sentences
+
+
+def test_damaged_pdfs_give_an_article_or_a_typed_error(schema):
+    # bytes changed at random places and bodies cut short, as a broken server or disk gives them
+    base = article_pdf(2)
+    rng = random.Random(5)
+    reasons = Counter()
+    for _ in range(40):
+        data = bytearray(base)
+        for _ in range(rng.choice([1, 5, 20])):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        if rng.random() < 0.3:
+            del data[rng.randrange(len(data)):]
+        try:
+            article = parse_pdf(bytes(data))
+            reasons["parsed"] += 1
+            assert schema.validate(etree.fromstring(to_xml(article))), schema.error_log
+        except PdfError as exc:
+            reasons[exc.reason] += 1
+    assert reasons["parsed"] and reasons["broken"]  # both outcomes occur in this draw
