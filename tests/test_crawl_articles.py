@@ -174,3 +174,8 @@ def test_bad_arguments_fail_before_crawling(tmp_path):
     assert proc.returncode != 0 and "not an http(s) URL" in proc.stderr
     proc = run_scrapy(["crawl", "articles", "-a", "urls=http://127.0.0.1:9/", "-a", "depth=0"])
     assert proc.returncode != 0 and "depth must be 1 or more" in proc.stderr
+    for setting, message in [("EDREW_PDF_MAX_PAGES=x", "EDREW_PDF_MAX_PAGES must be 0"),
+                             ("EDREW_PDF_CSV_ROWS=rows", "EDREW_PDF_CSV_ROWS must be one of sentences, sections")]:
+        proc = run_scrapy(["crawl", "articles", "-a", "urls=http://127.0.0.1:9/", "-s", setting,
+                           "-s", f"FILES_STORE={tmp_path}"])
+        assert message in proc.stderr and "Crawled 0 pages" not in proc.stderr, setting

@@ -23,6 +23,7 @@ except ImportError:  # Scrapy < 2.14
     from scrapy.utils.reactor import is_asyncio_reactor_installed as is_asyncio_available
 
 from ..pdf import PdfError, parse_pdf
+from .articlecsv import ROWS as CSV_ROWS
 
 
 def _read_and_parse(path: Path, max_pages: int):
@@ -43,7 +44,18 @@ class ArticlePipeline:
             raise NotConfigured("FILES_STORE is not set: FilesPipeline stores no PDF to parse")
         if "://" in uri and not uri.startswith("file://"):
             raise NotConfigured(f"FILES_STORE={uri} is not a local folder; ArticlePipeline reads the stored PDFs")
-        return cls(crawler, Path(uri.split("://", 1)[-1]), crawler.settings.getint("EDREW_PDF_MAX_PAGES", 0))
+        max_pages = crawler.settings.get("EDREW_PDF_MAX_PAGES", 0)
+        try:
+            max_pages = int(max_pages)
+        except (TypeError, ValueError):
+            max_pages = -1
+        if max_pages < 0:
+            raise ValueError(f"EDREW_PDF_MAX_PAGES must be 0 (every page) or a number of pages, "
+                             f"not {crawler.settings.get('EDREW_PDF_MAX_PAGES')!r}")
+        rows = crawler.settings.get("EDREW_PDF_CSV_ROWS", "sentences")
+        if rows not in CSV_ROWS:  # checked here, at start-up: a feed builds its exporter at the first item
+            raise ValueError(f"EDREW_PDF_CSV_ROWS must be one of {', '.join(CSV_ROWS)}, not {rows!r}")
+        return cls(crawler, Path(uri.split("://", 1)[-1]), max_pages)
 
     def close_spider(self, spider=None):
         self._executor.shutdown(wait=False, cancel_futures=True)
