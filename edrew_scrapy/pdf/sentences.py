@@ -9,8 +9,9 @@ space and a word that can start a sentence, except after:
 - and never before a word in lower case. "et al." and "etc." end a sentence only before a capitalised
   word (not before "[12]", "(2019)" or a number).
 
-pysbd was measured and left out: it breaks "Eq. (3)", "et al. [12]", "approx. 3.2" and "Figs. 3"
-(docs/pdf.md). The rules stay in this one module so that they can be read and tested together.
+Written here, not taken from a package: the rule-based splitter tried breaks at a paper's citations and
+its equation and figure references (docs/pdf.md). The rules stay in this one module so that they can be
+read and tested together.
 """
 from __future__ import annotations
 
