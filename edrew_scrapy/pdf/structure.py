@@ -78,8 +78,18 @@ def parse_document(document: Document) -> Article:
     headings, skip = _headings(lines, body_size)
     front_end = _front_end(lines, headings, title_lines, body_size)
     front = [line for line in lines[:front_end] if line not in title_lines]
+    if front_end < len(lines) and lines[front_end].page == 0:
+        # author blocks side by side: the right-hand ones are read after the left column's abstract;
+        # what stands above the abstract (or the first heading) on the first page is front matter
+        cut = lines[front_end].top - 1
+        prose = {line.box for line in lines if line.page == 0 and _running_text(line, body_size)}
+        beside = [i for i in range(front_end, len(lines)) if lines[i].page == 0 and lines[i].bottom < cut
+                  and i not in headings and lines[i].box not in prose]
+        front += [lines[i] for i in beside if lines[i] not in title_lines]
+        skip.update(beside)
     article.authors = _authors(front, body_size)
-    article.year = _year(front + [m for m in margins if m.page == 0], document.metadata)
+    first_page = [line for line in lines + margins if line.page == 0]
+    article.year = _year(front + [m for m in margins if m.page == 0], first_page, document.metadata)
     _fill(article, lines, front_end, headings, skip, body_size)
     return article
 
@@ -161,11 +171,16 @@ def _front_end(lines: List[Line], headings: dict, title: List[Line], body_size: 
         if line.page > 0 or i in headings or line.text.replace(" ", "").lower().startswith("abstract") \
                 or _KEYWORDS.match(line.text):
             return i
-        words = line.text.split()
-        if i > after and boxes[line.box] >= 3 and abs(line.size - body_size) < 0.6 and len(words) >= 8 \
-                and sum(w[:1].islower() for w in words) >= len(words) / 2:
-            return i  # running text (mostly lower-case words), not a list of names
+        if i > after and boxes[line.box] >= 3 and _running_text(line, body_size):
+            return i
     return len(lines)
+
+
+def _running_text(line: Line, body_size: float) -> bool:
+    """A line of prose in the body size (mostly lower-case words), not a list of names or a heading."""
+    words = line.text.split()
+    lower = sum(w[:1].islower() for w in words)
+    return abs(line.size - body_size) < 0.6 and len(words) >= 8 and lower >= len(words) / 2
 
 
 def _authors(front: List[Line], body_size: float) -> List[str]:
@@ -202,13 +217,15 @@ def _name_token(token: str) -> bool:
     return len(token) >= 2 and token[0].isupper() and letters.isalpha() and not token.isupper()
 
 
-def _year(lines: Iterable[Line], metadata: dict) -> Optional[int]:
-    lines = list(lines)
-    for line in lines:
+def _year(front: Iterable[Line], first_page: Iterable[Line], metadata: dict) -> Optional[int]:
+    """A copyright year anywhere on the first page (a conference's "©2011" line sits at the foot of a
+    column), else the most frequent year in the front matter and the first page's margins, else the
+    year the PDF was made."""
+    for line in first_page:
         match = _COPYRIGHT_YEAR.search(line.text)
         if match:
             return int(match.group(1))
-    years = [int(y) for line in lines for y in _YEAR.findall(line.text)]
+    years = [int(y) for line in front for y in _YEAR.findall(line.text)]
     if years:
         return Counter(years).most_common(1)[0][0]
     match = _YEAR.search(metadata.get("CreationDate", ""))
