@@ -17,6 +17,7 @@ COMMANDS = {
     "extract": "print the relevant content of pages (jsonl or text) scored by a model",
     "pdf": "structure and sentences of PDF articles, one XML file each",
     "train": "pre-train the reTPS biLM and train the relevance classifier on a labelled dataset",
+    "merge": "merge the JSON Lines feeds of a distributed crawl's processes, each page item once",
 }
 
 

@@ -1,0 +1,293 @@
+"""What one crawl process does with the leases it holds: when each is done, renewing them, putting
+back those of dead processes, deciding when the shared crawl is over, and its stats in Redis.
+
+A lease is done when its request has been fully processed, so that nothing it led to is lost if the
+process dies right after the acknowledgement:
+
+* its response went through the spider and every spider middleware (LeaseSpiderMiddleware sees the
+  end of the output, or the exception), every item yielded for it has left the item pipelines
+  (item_scraped, item_dropped or item_error: the feeds have written it) and every request yielded
+  for it is in Redis (request_scheduled, then the push that follows it in the same call);
+* or its download failed for good (LeaseDownloaderMiddleware.process_exception, the last one called);
+* or a downloader middleware replaced it with another request (a redirect, a retry), which the
+  scheduler has pushed to Redis.
+
+When the engine is idle, every lease this process still holds is done by definition (nothing is
+downloading, scraping or in the item pipelines), so any that one of those paths missed is
+acknowledged then: a lease can never keep the crawl from ending.
+"""
+from __future__ import annotations
+
+import logging
+import weakref
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Deque, Dict, Optional, Set, Tuple
+
+from itemadapter import ItemAdapter
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider
+
+from ..scrapy.resume import item_key, record_key
+from ..scrapy.stats import PREFIX, EdrewStats
+from .queue import LEASE_META
+from .settings import RedisSettings
+
+logger = logging.getLogger(__name__)
+
+# Marks a request this process leased while idle and handed to its own engine (engine.crawl is the
+# public way to wake an idle engine); the scheduler keeps it instead of pushing it back to Redis.
+HANDOFF_META = "edrew_redis_handoff"
+
+_BOOKS: "weakref.WeakKeyDictionary[Any, LeaseBook]" = weakref.WeakKeyDictionary()
+BY_TOKEN: "weakref.WeakValueDictionary[str, LeaseBook]" = weakref.WeakValueDictionary()
+TOKEN_SETTING = "EDREW_REDIS_TOKEN"
+
+
+def book_for(crawler) -> "LeaseBook":
+    """The one LeaseBook of a crawler, shared by the scheduler, the middlewares and the feed filter."""
+    book = _BOOKS.get(crawler)
+    if book is None:
+        book = _BOOKS[crawler] = LeaseBook(crawler, RedisSettings.from_settings(crawler.settings))
+        token = crawler.settings.get(TOKEN_SETTING)
+        if token:
+            BY_TOKEN[token] = book
+    return book
+
+
+def export_key(item: Any) -> Optional[str]:
+    """The key of a page or node item in the set of exported items (resume.py's keys, joined)."""
+    key = item_key(item)
+    if key is None and ItemAdapter.is_item(item):
+        key = record_key(ItemAdapter(item))
+    return "\x1f".join(key) if key else None
+
+
+@dataclass
+class Lease:
+    token: str
+    output_done: bool = False
+    items: int = 0          # items yielded for its response, not yet out of the item pipelines
+    requests: int = 0       # requests yielded for its response, not yet pushed to Redis
+    exported: Set[str] = field(default_factory=set)
+
+
+class LeaseBook:
+    def __init__(self, crawler, config: RedisSettings):
+        self.crawler = crawler
+        self.config = config
+        self.queue = None
+        self.server = None
+        self.exported_key = ""
+        self.stats_key = ""
+        self.held: Dict[str, Lease] = {}
+        self.children: Dict[int, Tuple[Any, Lease]] = {}
+        self.handoff: Deque[Any] = deque()
+        self.stats = EdrewStats(crawler.stats, logger)
+        self._published: Dict[str, float] = {}
+        self._heartbeat = None
+        self._poller = None
+        self._warned_late = False
+        for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
+            crawler.signals.connect(self.item_done, signal=signal)
+        crawler.signals.connect(self.request_scheduled, signal=signals.request_scheduled)
+        crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
+
+    # ------------------------------------------------------------ opened and closed by the scheduler
+
+    def open(self, spider, queue, server) -> None:
+        from twisted.internet import task
+
+        self.queue, self.server = queue, server
+        queue.lease_ms = int(self.config.lease_timeout * 1000)
+        self.exported_key = self.config.exported_key % {"spider": spider.name}
+        self.stats_key = self.config.stats_key % {"spider": spider.name}
+        self._heartbeat = task.LoopingCall(self.beat)
+        self._heartbeat.start(self.config.lease_timeout / 3, now=False)
+
+    def close(self) -> None:
+        for loop in (self._heartbeat, self._poller):
+            if loop is not None and loop.running:
+                loop.stop()
+        if self.queue is None:
+            return
+        # A process that stops before finishing its leases (Ctrl-C) gives them back now rather than
+        # leaving the others to wait for them to expire.
+        tokens = list(self.held) + [r.meta.get(LEASE_META) for r in self.handoff]
+        released = self.queue.release([t for t in tokens if t])
+        if released:
+            self.stats.inc("redis/leases/released", released)
+            logger.info("EDREW put %d requests this process had leased back in the shared queue", released)
+        self.held.clear()
+        self.handoff.clear()
+        self.publish()
+
+    # ------------------------------------------------------------ the life of a lease
+
+    def taken(self, request) -> None:
+        self.held[request.meta[LEASE_META]] = Lease(request.meta[LEASE_META])
+        self.stats.inc("redis/leases/taken")
+
+    def lease_of(self, response) -> Optional[Lease]:
+        request = getattr(response, "request", None)
+        meta = getattr(request, "meta", None) or {}
+        return self.held.get(meta.get(LEASE_META))
+
+    def child(self, request, lease: Lease) -> None:
+        """A request the spider yielded for a leased response: the lease waits for its push."""
+        request.meta.pop(LEASE_META, None)  # a spider that copies response.meta must not carry the lease on
+        lease.requests += 1
+        self.children[id(request)] = (request, lease)
+
+    def item_yielded(self, lease: Lease) -> None:
+        lease.items += 1
+
+    def output_done(self, lease: Optional[Lease]) -> None:
+        if lease is not None:
+            lease.output_done = True
+            self._maybe_ack(lease)
+
+    def continued(self, token: str) -> None:
+        """A downloader middleware replaced the leased request with another, now pushed to Redis."""
+        lease = self.held.get(token)
+        if lease is not None:
+            self.stats.inc("redis/leases/continued")
+            self.output_done(lease)
+
+    def item_done(self, item, response, spider=None, **kwargs) -> None:
+        lease = self.lease_of(response)
+        if lease is None:
+            return
+        if "exception" not in kwargs and "failure" not in kwargs:  # item_scraped: the feeds have it
+            key = export_key(item)
+            if key:
+                lease.exported.add(key)
+        lease.items = max(0, lease.items - 1)
+        self._maybe_ack(lease)
+
+    def request_scheduled(self, request, spider=None) -> None:
+        entry = self.children.pop(id(request), None)
+        if entry is None or entry[0] is not request:
+            return
+        from twisted.internet import reactor
+
+        # The signal comes just before the scheduler pushes the request, in the same call: the
+        # lease may end from the next reactor turn on.
+        reactor.callLater(0, self._child_pushed, entry[1])
+
+    def _child_pushed(self, lease: Lease) -> None:
+        lease.requests = max(0, lease.requests - 1)
+        self._maybe_ack(lease)
+
+    def _maybe_ack(self, lease: Lease) -> None:
+        if lease.output_done and lease.items <= 0 and lease.requests <= 0:
+            self._ack(lease)
+
+    def _ack(self, lease: Lease) -> None:
+        if self.held.pop(lease.token, None) is None or self.queue is None:
+            return
+        held = self.queue.ack(lease.token, sorted(lease.exported), self.exported_key)
+        self.stats.inc("redis/leases/acked")
+        if not held:
+            # It expired and went back to the queue: its page may be fetched again; the exported
+            # set (just updated) keeps its item out of the feeds.
+            self.stats.inc("redis/leases/expired-before-ack")
+            if not self._warned_late:
+                self._warned_late = True
+                logger.warning("EDREW: a lease expired before its page was done (the process was too slow "
+                               "or stalled); raise EDREW_REDIS_LEASE_TIMEOUT if this recurs. Further cases are "
+                               "counted in %sredis/leases/expired-before-ack", PREFIX)
+
+    # ------------------------------------------------------------ keeping the crawl going, and ending it
+
+    def beat(self) -> None:
+        """Renew this process's leases, put back expired ones, publish the stats."""
+        if self.queue is None:
+            return
+        try:
+            tokens = list(self.held) + [r.meta.get(LEASE_META) for r in self.handoff]
+            renewed = self.queue.renew([t for t in tokens if t])
+            if renewed < len(tokens):
+                self.stats.inc("redis/leases/lost", len(tokens) - renewed)
+            self._requeue_expired()
+            self.publish()
+        except Exception as exc:  # Redis away for a moment: the next beat tries again
+            logger.warning("EDREW could not renew its Redis leases: %s: %s", type(exc).__name__, exc)
+
+    def _requeue_expired(self) -> None:
+        requeued = self.queue.requeue_expired()
+        if requeued:
+            self.stats.inc("redis/leases/requeued", requeued)
+            logger.info("EDREW put %d expired leases (of a process that died or stalled) back in the queue",
+                        requeued)
+
+    def spider_idle(self, spider) -> None:
+        if self.queue is None:
+            return
+        if self.held:  # nothing is in flight: whatever this process still holds is done
+            self.stats.inc("redis/leases/acked-when-idle", len(self.held))
+            for lease in list(self.held.values()):
+                lease.output_done, lease.items, lease.requests = True, 0, 0
+                self._ack(lease)
+        self._requeue_expired()
+        if self._hand_off():
+            raise DontCloseSpider
+        if not self._over():
+            # Other processes hold leases (they may yield new requests, or die and leave theirs to
+            # expire), or the crawl has not begun. The engine only looks again every few seconds.
+            self._start_polling()
+            raise DontCloseSpider
+        self.publish()
+
+    def _over(self) -> bool:
+        """Nothing pending or leased in the shared queue, after some request was ever leased (a
+        process started before the start URLs are pushed waits for them)."""
+        return self.config.close_when_done and self.queue.counts().drained and self.queue.started()
+
+    def _hand_off(self) -> bool:
+        request = self.queue.pop()
+        if request is None:
+            return False
+        self.taken(request)
+        request.meta[HANDOFF_META] = True
+        self.crawler.engine.crawl(request)
+        return True
+
+    def _start_polling(self) -> None:
+        from twisted.internet import task
+
+        if self._poller is None or not self._poller.running:
+            self._poller = task.LoopingCall(self._poll)
+            self._poller.start(self.config.poll_interval, now=False)
+
+    def _poll(self) -> None:
+        try:
+            self._requeue_expired()
+            # A spider that reads start URLs from Redis (EdrewRedisSpider) schedules them here too.
+            schedule_start_urls = getattr(self.crawler.spider, "schedule_start_urls", None)
+            if schedule_start_urls is not None:
+                schedule_start_urls()
+            if self._hand_off() or self._over():
+                self._poller.stop()  # busy again, or done (the engine's next idle check closes)
+        except Exception as exc:
+            logger.warning("EDREW could not poll the Redis queue: %s: %s", type(exc).__name__, exc)
+
+    # ------------------------------------------------------------ stats in Redis
+
+    def publish(self) -> None:
+        """This process's edrew/ stats to the hash STATS_KEY:<process>, and what changed since the last
+        time added to the crawl-wide hash STATS_KEY."""
+        if self.server is None:
+            return
+        stats = {key[len(PREFIX):]: value for key, value in self.crawler.stats.get_stats().items()
+                 if key.startswith(PREFIX) and isinstance(value, (int, float)) and not isinstance(value, bool)}
+        if not stats:
+            return
+        with self.server.pipeline(transaction=True) as pipe:
+            pipe.hset(f"{self.stats_key}:{self.config.process}", mapping=stats)
+            for key, value in stats.items():
+                delta = value - self._published.get(key, 0)
+                if delta:
+                    (pipe.hincrby if isinstance(delta, int) else pipe.hincrbyfloat)(self.stats_key, key, delta)
+            pipe.execute()
+        self._published = stats
