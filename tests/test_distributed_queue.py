@@ -1,0 +1,249 @@
+"""The leased queue, the lease bookkeeping, the feed side and the merge, against a real redis-server
+(tests/_redis_helpers.py) and without a crawl; the crawls are in tests/test_distributed_crawl.py."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import scrapy
+from _redis_helpers import RedisServer, require_redis_server
+from scrapy.settings import Settings
+from scrapy.utils.test import get_crawler
+
+from edrew_scrapy.distributed import LeaseQueue, RedisAddon
+from edrew_scrapy.distributed.feeds import (
+    INNER_FILTER_OPTION,
+    TOKEN_OPTION,
+    ExportedOnceFilter,
+    FlushingFileFeedStorage,
+)
+from edrew_scrapy.distributed.leases import TOKEN_SETTING, book_for, export_key
+from edrew_scrapy.distributed.merge import merge_feeds
+from edrew_scrapy.distributed.queue import LEASE_META
+from edrew_scrapy.distributed.settings import RedisSettings
+from edrew_scrapy.scrapy import NodeItem, PageItem
+
+
+class Spider(scrapy.Spider):
+    name = "s"
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory):
+    with RedisServer(require_redis_server(), tmp_path_factory.mktemp("redis")) as server:
+        yield server
+
+
+@pytest.fixture
+def redis(redis_server):
+    client = redis_server.client()
+    client.flushall()
+    return client
+
+
+def queue(redis, lease_ms=60_000) -> LeaseQueue:
+    q = LeaseQueue(redis, Spider(), "%(spider)s:requests")
+    q.lease_ms = lease_ms
+    return q
+
+
+def page(url: str) -> PageItem:
+    return PageItem(url=url, title="T", text="text", nodes=[{"content": "text", "score": 0.9, "path": "/p[1]"}])
+
+
+# ------------------------------------------------------------------ the queue
+
+def test_a_leased_request_is_held_not_popped_and_priority_comes_first(redis):
+    q = queue(redis)
+    for i, priority in enumerate((0, 5, -3)):
+        q.push(scrapy.Request(f"http://a/{i}", priority=priority))
+    first = q.pop()
+    assert first.url == "http://a/1" and first.meta[LEASE_META]
+    assert q.counts().pending == 2 and q.counts().leased == 1 and len(q) == 2
+    assert redis.hexists(q.leased_key, first.meta[LEASE_META])  # the request itself is kept in Redis
+    assert q.ack(first.meta[LEASE_META], [export_key(page("http://a/1"))], "s:exported")
+    assert q.counts().leased == 0 and not redis.hlen(q.leased_key) and not redis.hlen(q.scores_key)
+    assert redis.smembers("s:exported") == {b"page\x1fhttp://a/1"}
+    assert [q.pop().url for _ in range(2)] == ["http://a/0", "http://a/2"] and q.pop() is None
+
+
+def test_an_expired_lease_goes_back_with_its_priority_and_a_late_ack_says_so(redis):
+    q = queue(redis, lease_ms=200)
+    q.push(scrapy.Request("http://a/low", priority=-1))
+    q.push(scrapy.Request("http://a/high", priority=3))
+    taken = q.pop()
+    assert q.requeue_expired() == 0  # not expired yet
+    deadline = time.monotonic() + 10
+    while not q.requeue_expired():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert q.counts().pending == 2 and q.counts().leased == 0
+    assert q.pop().url == "http://a/high"  # back in its place
+    assert q.ack(taken.meta[LEASE_META]) is False  # it had gone back: the page may be fetched again
+
+
+def test_renewal_keeps_a_lease_and_release_gives_it_back_now(redis):
+    q = queue(redis, lease_ms=300)
+    q.push(scrapy.Request("http://a/1"))
+    q.push(scrapy.Request("http://a/2"))
+    one, two = q.pop(), q.pop()
+    end = time.monotonic() + 0.9
+    while time.monotonic() < end:  # renewed for three lease lengths
+        assert q.renew([one.meta[LEASE_META]]) == 1
+        q.requeue_expired()
+        time.sleep(0.05)
+    assert q.counts().leased == 1  # `two` expired and went back; `one` did not
+    assert q.release([one.meta[LEASE_META]]) == 1 and q.counts().pending == 2
+    assert q.renew([one.meta[LEASE_META], two.meta[LEASE_META]]) == 0  # neither is held any more
+    assert q.release([]) == 0 and q.renew([]) == 0
+
+
+def test_two_consumers_never_get_the_same_request(redis):
+    a, b = queue(redis), queue(redis)
+    for i in range(200):
+        a.push(scrapy.Request(f"http://a/{i}"))
+    got_a, got_b = [], []
+    while True:
+        ra, rb = a.pop(), b.pop()
+        if ra is None and rb is None:
+            break
+        got_a += [ra.url] if ra else []
+        got_b += [rb.url] if rb else []
+    assert not set(got_a) & set(got_b) and len(got_a) + len(got_b) == 200
+    assert a.counts().leased == 200 and a.started()
+    a.clear()
+    assert not a.started() and a.counts().drained
+
+
+def test_a_pushed_request_keeps_its_fields_through_redis(redis):
+    q = queue(redis)
+    q.push(scrapy.Request("http://a/x", method="POST", body=b"q=1", headers={"X-A": "b"},
+                          meta={"depth": 2}, priority=1, dont_filter=True, callback=None))
+    got = q.pop()
+    assert (got.method, got.body, got.headers[b"X-A"], got.meta["depth"], got.dont_filter) == \
+        ("POST", b"q=1", b"b", 2, True)
+
+
+# ------------------------------------------------------------------ settings and the add-on
+
+def test_settings_are_checked_with_the_setting_named():
+    assert RedisSettings.from_settings(Settings()).lease_timeout == 60
+    for name, value in (("EDREW_REDIS_LEASE_TIMEOUT", "0"), ("EDREW_REDIS_LEASE_TIMEOUT", "soon"),
+                        ("EDREW_REDIS_POLL_INTERVAL", "-1"), ("EDREW_REDIS_EXPORTED_KEY", "")):
+        with pytest.raises(ValueError, match=name):
+            RedisSettings.from_settings(Settings({name: value}))
+    with pytest.raises(ValueError, match="must not exceed"):
+        RedisSettings.from_settings(Settings({"EDREW_REDIS_LEASE_TIMEOUT": 1, "EDREW_REDIS_POLL_INTERVAL": 2}))
+
+
+def test_the_addon_sets_the_scheduler_middlewares_and_feed_side_and_the_project_wins():
+    settings = Settings({"FEEDS": {"out.jsonl": {"format": "jsonlines", "item_filter": "my.Filter"}},
+                         "EDREW_REDIS_LEASE_TIMEOUT": 9})
+    RedisAddon().update_settings(settings)
+    assert settings["SCHEDULER"].endswith("LeasingScheduler")
+    assert settings["DUPEFILTER_CLASS"] == "scrapy_redis.dupefilter.RFPDupeFilter"
+    assert settings.getbool("SCHEDULER_PERSIST") and settings.getint("EDREW_REDIS_LEASE_TIMEOUT") == 9
+    feed = settings.getdict("FEEDS")["out.jsonl"]
+    assert feed["item_filter"] is ExportedOnceFilter and feed[INNER_FILTER_OPTION] == "my.Filter"
+    assert feed[TOKEN_OPTION] == settings[TOKEN_SETTING]
+    assert settings.getdict("FEED_STORAGES")["file"] is FlushingFileFeedStorage
+    assert any("LeaseSpiderMiddleware" in str(k) for k in settings.getdict("SPIDER_MIDDLEWARES"))
+    own = Settings({"FEED_STORAGES": {"file": "my.Storage"}, "EDREW_REDIS_ENABLED": False})
+    RedisAddon().update_settings(own)
+    assert own.get("SCHEDULER") != "edrew_scrapy.distributed.scheduler.LeasingScheduler"
+    on = Settings({"FEED_STORAGES": {"file": "my.Storage"}})
+    RedisAddon().update_settings(on)
+    assert on.getdict("FEED_STORAGES")["file"] == "my.Storage"
+
+
+def test_a_feed_write_reaches_the_file_before_the_feed_is_closed(tmp_path):
+    path = tmp_path / "sub" / "feed.jsonl"
+    handle = FlushingFileFeedStorage(str(path)).open(Spider())
+    handle.write(b'{"url": "http://a/1"}\n')
+    assert path.read_bytes() == b'{"url": "http://a/1"}\n'  # no close, no flush by the caller
+    handle.close()
+
+
+# ------------------------------------------------------------------ the book and the feed filter
+
+def crawler_with_book(redis_server, redis):
+    settings = {"REDIS_URL": redis_server.url, TOKEN_SETTING: f"t{time.monotonic_ns()}"}
+    crawler = get_crawler(Spider, settings)
+    book = book_for(crawler)
+    q = queue(redis)
+    book.queue, book.server, book.exported_key = q, redis, "s:exported"
+    return crawler, book, q, settings[TOKEN_SETTING]
+
+
+def test_a_lease_ends_when_its_items_are_out_and_adds_their_keys(redis_server, redis):
+    crawler, book, q, _ = crawler_with_book(redis_server, redis)
+    q.push(scrapy.Request("http://a/1"))
+    request = q.pop()
+    book.taken(request)
+    response = scrapy.http.HtmlResponse("http://a/1", body=b"<p>x</p>", request=request)
+    lease = book.lease_of(response)
+    book.item_yielded(lease)
+    book.item_yielded(lease)
+    book.output_done(lease)
+    book.item_done(page("http://a/1"), response)
+    assert q.counts().leased == 1  # one item still in the pipelines
+    book.item_done({"own": 1}, response, exception=ValueError())  # dropped
+    assert q.counts().leased == 0 and crawler.stats.get_value("edrew/redis/leases/acked") == 1
+    assert redis.smembers("s:exported") == {b"page\x1fhttp://a/1"}
+
+
+def test_a_redirect_carrying_the_lease_ends_it_and_idle_ends_the_rest(redis_server, redis):
+    crawler, book, q, _ = crawler_with_book(redis_server, redis)
+    for i in range(2):
+        q.push(scrapy.Request(f"http://a/{i}"))
+    first, second = q.pop(), q.pop()
+    book.taken(first)
+    book.taken(second)
+    book.continued(first.meta[LEASE_META])
+    assert q.counts().leased == 1
+    assert crawler.stats.get_value("edrew/redis/leases/continued") == 1
+    child = scrapy.Request("http://a/child", meta=dict(second.meta))
+    book.child(child, book.held[second.meta[LEASE_META]])
+    assert LEASE_META not in child.meta  # a copied meta must not carry the lease on
+    book.spider_idle(Spider())  # drained and started: no DontCloseSpider, the process may close
+    assert q.counts().drained and not book.held
+    assert crawler.stats.get_value("edrew/redis/leases/acked-when-idle") == 1
+
+
+def test_the_feed_filter_holds_back_what_another_process_exported(redis_server, redis):
+    crawler, book, q, token = crawler_with_book(redis_server, redis)
+    redis.sadd("s:exported", export_key(page("http://a/1")))
+    feed = ExportedOnceFilter({TOKEN_OPTION: token, INNER_FILTER_OPTION: None, "item_classes": []})
+    assert not feed.accepts(page("http://a/1"))
+    assert feed.accepts(page("http://a/2"))
+    assert feed.accepts({"url": "http://a/1", "title": "the spider's own item"})
+    assert crawler.stats.get_value("edrew/redis/already-exported") == 1
+    node = NodeItem(url="http://a/3", title="T", content="c", score=0.9, path="/p[1]", index=4)
+    assert export_key(node) == "node\x1fhttp://a/3\x1f4\x1f/p[1]"
+
+
+# ------------------------------------------------------------------ merging the feeds
+
+def test_merge_keeps_each_page_once_every_own_record_and_skips_a_cut_line(tmp_path):
+    def line(record):
+        return json.dumps(record).encode() + b"\n"
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    p1, p2 = (json.loads(json.dumps(page(u).__dict__)) for u in ("http://a/1", "http://a/2"))
+    a.write_bytes(line(p1) + line({"url": "http://a/1", "own": 1}) + line(p2)[:20])
+    b.write_bytes(line(p1) + line(p2) + b"not json\n" + line({"url": "http://a/1", "own": 1}))
+    result = merge_feeds([a, b], tmp_path / "out" / "all.jsonl")
+    merged = [json.loads(x) for x in (tmp_path / "out" / "all.jsonl").read_text().splitlines()]
+    assert [m["url"] for m in merged if "nodes" in m] == ["http://a/1", "http://a/2"]
+    assert sum(1 for m in merged if "own" in m) == 2
+    assert (result.records, result.duplicates, result.partial_lines, result.unreadable_lines) == (4, 1, 1, 1)
+
+
+def test_edrew_merge_command(tmp_path, capsys):
+    from conftest import cli
+    feed = tmp_path / "a.jsonl"
+    feed.write_text(json.dumps({"url": "u", "text": "t", "nodes": [1]}) + "\n")
+    status, err = cli(capsys, "merge", "-o", str(tmp_path / "all.jsonl"), str(feed), str(feed))
+    assert status == 0 and "1 duplicate" in err and (tmp_path / "all.jsonl").read_text().count("\n") == 1
+    assert cli(capsys, "merge", "-o", str(feed), str(feed))[0] == 2
+    assert cli(capsys, "merge", "-o", str(tmp_path / "x.jsonl"), str(tmp_path / "missing.jsonl"))[0] == 2
