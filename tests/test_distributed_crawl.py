@@ -201,3 +201,17 @@ def test_sigkill_mid_crawl_loses_nothing_and_the_merged_feeds_hold_each_page_onc
     assert result.duplicates <= held + 16, (result, held)
     print(f"killed with {killed_with} items exported and {held} leases held; "
           f"{stats.get('redis/leases/requeued')} leases requeued; {result.duplicates} duplicates merged away")
+
+
+def test_the_one_command_demo(tmp_path):
+    """scripts/redis-demo.sh: its own Redis and demo site, two crawl processes, the feeds merged."""
+    root = Path(__file__).resolve().parent.parent
+    import subprocess
+
+    proc = subprocess.run(["bash", "scripts/redis-demo.sh", *CRAWL_SETTINGS[:2]], cwd=str(root), env=env(),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-2000:])
+    merged = feed_lines(root / "output" / "redis-demo" / "pages.jsonl")
+    urls = Counter(item["url"].split("/", 3)[3] for item in merged)
+    assert max(urls.values()) == 1 and {"", "news/council-approves-riverside-bike-lanes.html"} <= set(urls)
+    assert "merged: " in proc.stdout and "crawl-wide stats in Redis" in proc.stdout

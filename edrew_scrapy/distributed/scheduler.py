@@ -52,7 +52,7 @@ class LeasingScheduler(Scheduler):
                 return None
             self.book.taken(request)
         if self.stats:
-            self.stats.inc_value("scheduler/dequeued/redis", spider=self.spider)
+            self.stats.inc_value("scheduler/dequeued/redis")
         return request
 
     def has_pending_requests(self):
