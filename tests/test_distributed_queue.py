@@ -247,3 +247,60 @@ def test_edrew_merge_command(tmp_path, capsys):
     assert status == 0 and "1 duplicate" in err and (tmp_path / "all.jsonl").read_text().count("\n") == 1
     assert cli(capsys, "merge", "-o", str(feed), str(feed))[0] == 2
     assert cli(capsys, "merge", "-o", str(tmp_path / "x.jsonl"), str(tmp_path / "missing.jsonl"))[0] == 2
+
+
+# ------------------------------------------------------------------ Redis away
+
+DUPEFILTER = "scrapy_redis.dupefilter.RFPDupeFilter"  # as RedisAddon sets it
+
+def test_no_redis_at_start_is_one_clear_error(caplog):
+    import socket
+
+    import redis as redis_py
+
+    from edrew_scrapy.distributed import LeasingScheduler
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    crawler = get_crawler(Spider, {"REDIS_URL": f"redis://127.0.0.1:{port}/0", "DUPEFILTER_CLASS": DUPEFILTER,
+                                   "REDIS_PARAMS": {"socket_connect_timeout": 2}})
+    with pytest.raises(redis_py.ConnectionError):
+        LeasingScheduler.from_crawler(crawler)
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1 and errors[0].startswith(f"EDREW cannot start: no Redis server at redis://127.0.0.1:{port}/0")
+
+
+def test_a_push_while_redis_is_away_waits_and_the_lease_with_it(tmp_path):
+    """redis-server stopped (SIGSTOP) under a leased response: the request it yields is kept, the
+    scheduler takes nothing and reports work pending (the crawl neither ends nor crashes); once the
+    server runs again the request is pushed and the lease ends."""
+    import signal
+
+    from edrew_scrapy.distributed import LeasingScheduler
+    with RedisServer(require_redis_server(), tmp_path / "redis") as server:
+        crawler = get_crawler(Spider, {"REDIS_URL": server.url, "DUPEFILTER_CLASS": DUPEFILTER,
+                                       "REDIS_PARAMS": {"socket_timeout": 0.5, "socket_connect_timeout": 0.5,
+                                                        "retry_on_timeout": False}})
+        scheduler = LeasingScheduler.from_crawler(crawler)
+        spider = Spider.from_crawler(crawler)
+        scheduler.open(spider)
+        try:
+            assert scheduler.enqueue_request(scrapy.Request("http://a/1"))
+            parent = scheduler.next_request()
+            lease = scheduler.book.held[parent.meta[LEASE_META]]
+            child = scrapy.Request("http://a/2")
+            scheduler.book.child(child, lease)
+            scheduler.book.output_done(lease)
+            server.proc.send_signal(signal.SIGSTOP)
+            try:
+                assert scheduler.enqueue_request(child)  # kept, not lost
+                assert scheduler.next_request() is None and scheduler.has_pending_requests()
+                assert list(scheduler.book.unpushed) == [child] and lease.token in scheduler.book.held
+            finally:
+                server.proc.send_signal(signal.SIGCONT)
+            scheduler.book.beat()
+            assert not scheduler.book.unpushed and lease.token not in scheduler.book.held
+            assert scheduler.next_request().url == "http://a/2"
+            assert crawler.stats.get_value("edrew/redis/push-failed") == 1
+        finally:
+            scheduler.close("finished")

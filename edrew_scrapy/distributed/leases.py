@@ -7,7 +7,7 @@ process dies right after the acknowledgement:
 * its response went through the spider and every spider middleware (LeaseSpiderMiddleware sees the
   end of the output, or the exception), every item yielded for it has left the item pipelines
   (item_scraped, item_dropped or item_error: the feeds have written it) and every request yielded
-  for it is in Redis (request_scheduled, then the push that follows it in the same call);
+  for it is in Redis (the scheduler says so after its push);
 * or its download failed for good (LeaseDownloaderMiddleware.process_exception, the last one called);
 * or a downloader middleware replaced it with another request (a redirect, a retry), which the
   scheduler has pushed to Redis.
@@ -15,6 +15,10 @@ process dies right after the acknowledgement:
 When the engine is idle, every lease this process still holds is done by definition (nothing is
 downloading, scraping or in the item pipelines), so any that one of those paths missed is
 acknowledged then: a lease can never keep the crawl from ending.
+
+Redis going away for a while costs no request: a push that fails is kept here and tried again on
+each heartbeat (the leases it came from wait for it), and while Redis cannot be reached the process
+neither takes requests nor closes; it logs a warning and waits.
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Deque, Dict, Optional, Set, Tuple
 
 from itemadapter import ItemAdapter
+from redis.exceptions import RedisError
 from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 
@@ -83,6 +88,9 @@ class LeaseBook:
         self.held: Dict[str, Lease] = {}
         self.children: Dict[int, Tuple[Any, Lease]] = {}
         self.handoff: Deque[Any] = deque()
+        self.unpushed: Deque[Any] = deque()   # requests whose push failed (Redis unreachable), to retry
+        self.push = None                      # the scheduler's push (dupefilter, then the queue)
+        self._redis_down_logged = False
         self.stats = EdrewStats(crawler.stats, logger)
         self._published: Dict[str, float] = {}
         self._heartbeat = None
@@ -90,7 +98,6 @@ class LeaseBook:
         self._warned_late = False
         for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
             crawler.signals.connect(self.item_done, signal=signal)
-        crawler.signals.connect(self.request_scheduled, signal=signals.request_scheduled)
         crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
 
     # ------------------------------------------------------------ opened and closed by the scheduler
@@ -114,13 +121,24 @@ class LeaseBook:
         # A process that stops before finishing its leases (Ctrl-C) gives them back now rather than
         # leaving the others to wait for them to expire.
         tokens = list(self.held) + [r.meta.get(LEASE_META) for r in self.handoff]
-        released = self.queue.release([t for t in tokens if t])
+        try:
+            self.retry_pushes()
+            released = self.queue.release([t for t in tokens if t])
+        except RedisError as exc:
+            # Its leases expire and come back to the queue; requests never pushed are lost with this stop.
+            logger.error("EDREW could not reach Redis when closing (%s: %s): %d requests not pushed are "
+                         "lost; the %d leases held come back when they expire", type(exc).__name__, exc,
+                         len(self.unpushed), len(tokens))
+            return
         if released:
             self.stats.inc("redis/leases/released", released)
             logger.info("EDREW put %d requests this process had leased back in the shared queue", released)
         self.held.clear()
         self.handoff.clear()
-        self.publish()
+        try:
+            self.publish()
+        except RedisError as exc:
+            self.redis_error("publish the stats in", exc)
 
     # ------------------------------------------------------------ the life of a lease
 
@@ -165,19 +183,35 @@ class LeaseBook:
         lease.items = max(0, lease.items - 1)
         self._maybe_ack(lease)
 
-    def request_scheduled(self, request, spider=None) -> None:
+    def pushed(self, request) -> None:
+        """The scheduler has put `request` in Redis (or its dupefilter dropped it)."""
         entry = self.children.pop(id(request), None)
-        if entry is None or entry[0] is not request:
-            return
-        from twisted.internet import reactor
+        if entry is not None and entry[0] is request:
+            entry[1].requests = max(0, entry[1].requests - 1)
+            self._maybe_ack(entry[1])
 
-        # The signal comes just before the scheduler pushes the request, in the same call: the
-        # lease may end from the next reactor turn on.
-        reactor.callLater(0, self._child_pushed, entry[1])
+    def push_failed(self, request, exc: Exception) -> None:
+        self.unpushed.append(request)
+        self.stats.inc("redis/push-failed")
+        self.redis_error("push a request to", exc)
 
-    def _child_pushed(self, lease: Lease) -> None:
-        lease.requests = max(0, lease.requests - 1)
-        self._maybe_ack(lease)
+    def redis_error(self, what: str, exc: Exception) -> None:
+        if not self._redis_down_logged:
+            self._redis_down_logged = True
+            logger.warning("EDREW could not %s Redis (%s: %s); waiting for it, nothing is lost meanwhile",
+                           what, type(exc).__name__, exc)
+
+    def redis_ok(self) -> None:
+        if self._redis_down_logged:
+            self._redis_down_logged = False
+            logger.info("EDREW reaches Redis again")
+
+    def retry_pushes(self) -> None:
+        while self.unpushed and self.push is not None:
+            request = self.unpushed[0]
+            self.push(request)  # raises while Redis is still away: the rest wait for the next beat
+            self.unpushed.popleft()
+            self.pushed(request)
 
     def _maybe_ack(self, lease: Lease) -> None:
         if lease.output_done and lease.items <= 0 and lease.requests <= 0:
@@ -205,14 +239,16 @@ class LeaseBook:
         if self.queue is None:
             return
         try:
+            self.retry_pushes()
             tokens = list(self.held) + [r.meta.get(LEASE_META) for r in self.handoff]
             renewed = self.queue.renew([t for t in tokens if t])
             if renewed < len(tokens):
                 self.stats.inc("redis/leases/lost", len(tokens) - renewed)
             self._requeue_expired()
             self.publish()
-        except Exception as exc:  # Redis away for a moment: the next beat tries again
-            logger.warning("EDREW could not renew its Redis leases: %s: %s", type(exc).__name__, exc)
+            self.redis_ok()
+        except RedisError as exc:  # Redis away for a while: the next beat tries again
+            self.redis_error("renew its leases in", exc)
 
     def _requeue_expired(self) -> None:
         requeued = self.queue.requeue_expired()
@@ -224,6 +260,16 @@ class LeaseBook:
     def spider_idle(self, spider) -> None:
         if self.queue is None:
             return
+        try:
+            self._idle()
+        except RedisError as exc:
+            self.redis_error("look at the shared queue in", exc)
+            self._start_polling()
+            raise DontCloseSpider from None
+
+    def _idle(self) -> None:
+        if self.unpushed:
+            self.retry_pushes()
         if self.held:  # nothing is in flight: whatever this process still holds is done
             self.stats.inc("redis/leases/acked-when-idle", len(self.held))
             for lease in list(self.held.values()):
@@ -242,7 +288,8 @@ class LeaseBook:
     def _over(self) -> bool:
         """Nothing pending or leased in the shared queue, after some request was ever leased (a
         process started before the start URLs are pushed waits for them)."""
-        return self.config.close_when_done and self.queue.counts().drained and self.queue.started()
+        return self.config.close_when_done and not self.unpushed and self.queue.counts().drained \
+            and self.queue.started()
 
     def _hand_off(self) -> bool:
         request = self.queue.pop()
@@ -262,6 +309,7 @@ class LeaseBook:
 
     def _poll(self) -> None:
         try:
+            self.retry_pushes()
             self._requeue_expired()
             # A spider that reads start URLs from Redis (EdrewRedisSpider) schedules them here too.
             schedule_start_urls = getattr(self.crawler.spider, "schedule_start_urls", None)
@@ -269,8 +317,9 @@ class LeaseBook:
                 schedule_start_urls()
             if self._hand_off() or self._over():
                 self._poller.stop()  # busy again, or done (the engine's next idle check closes)
-        except Exception as exc:
-            logger.warning("EDREW could not poll the Redis queue: %s: %s", type(exc).__name__, exc)
+            self.redis_ok()
+        except RedisError as exc:
+            self.redis_error("poll the shared queue in", exc)
 
     # ------------------------------------------------------------ stats in Redis
 

@@ -7,10 +7,15 @@ requests again). The LeaseBook decides when each lease ends.
 """
 from __future__ import annotations
 
+import logging
+
+from redis.exceptions import RedisError
 from scrapy_redis.scheduler import Scheduler
 
 from .leases import HANDOFF_META, book_for
 from .queue import LEASE_META, LeaseQueue
+
+logger = logging.getLogger(__name__)
 
 
 class LeasingScheduler(Scheduler):
@@ -18,14 +23,25 @@ class LeasingScheduler(Scheduler):
 
     @classmethod
     def from_crawler(cls, crawler):
-        instance = super().from_crawler(crawler)
-        instance.book = book_for(crawler)
+        book = book_for(crawler)  # checks the EDREW_REDIS_ settings first
+        try:
+            instance = super().from_crawler(crawler)  # pings the server
+        except RedisError as exc:
+            where = crawler.settings.get("REDIS_URL") or \
+                f"{crawler.settings.get('REDIS_HOST', 'localhost')}:{crawler.settings.get('REDIS_PORT', 6379)}"
+            logger.error("EDREW cannot start: no Redis server at %s (%s: %s); set REDIS_URL", where,
+                         type(exc).__name__, exc)
+            raise
+        instance.book = book
         return instance
 
     def open(self, spider):
         self.queue_cls = LeaseQueue
         super().open(spider)
         self.book.open(spider, self.queue, self.server)
+        # A push retried after a Redis error skips the dupefilter: its SADD may have gone through
+        # before the error, and would now drop the request for good (a page fetched twice is exported once).
+        self.book.push = self.queue.push
 
     def close(self, reason):
         self.book.close()
@@ -38,16 +54,26 @@ class LeasingScheduler(Scheduler):
         # A request that still carries a lease replaces the leased one (a redirect, a retry): once it
         # is in Redis, the lease it came from is done. The token itself never goes to Redis.
         token = request.meta.pop(LEASE_META, None)
-        added = super().enqueue_request(request)
-        if token is not None:
-            self.book.continued(token)
+        try:
+            added = super().enqueue_request(request)
+        except RedisError as exc:  # kept, and pushed again on the next heartbeat
+            self.book.push_failed(request, exc)
+            added = True
+        else:
+            self.book.pushed(request)
+            if token is not None:
+                self.book.continued(token)
         return added
 
     def next_request(self):
         if self.book.handoff:
             request = self.book.handoff.popleft()
         else:
-            request = self.queue.pop()
+            try:
+                request = self.queue.pop()
+            except RedisError as exc:
+                self.book.redis_error("take a request from", exc)
+                return None
             if request is None:
                 return None
             self.book.taken(request)
@@ -56,4 +82,10 @@ class LeasingScheduler(Scheduler):
         return request
 
     def has_pending_requests(self):
-        return bool(self.book.handoff) or len(self.queue) > 0
+        if self.book.handoff or self.book.unpushed:
+            return True
+        try:
+            return len(self.queue) > 0
+        except RedisError as exc:
+            self.book.redis_error("look at the shared queue in", exc)
+            return True  # not idle: the engine looks again, and the crawl does not end meanwhile
