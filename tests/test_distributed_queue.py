@@ -304,3 +304,32 @@ def test_a_push_while_redis_is_away_waits_and_the_lease_with_it(tmp_path):
             assert crawler.stats.get_value("edrew/redis/push-failed") == 1
         finally:
             scheduler.close("finished")
+
+
+# ------------------------------------------------------------------ the edrew-redis spider
+
+def test_edrew_redis_start_urls_as_pushed_and_bad_ones_counted(redis_server):
+    from edrew_scrapy.spiders.edrew_redis import EdrewRedisSpider
+    crawler = get_crawler(EdrewRedisSpider, {"REDIS_URL": redis_server.url})
+    spider = EdrewRedisSpider.from_crawler(crawler)
+    assert spider.redis_key == "edrew-redis:start_urls"
+    assert spider.make_request_from_data(b" https://a.example/x\n").url == "https://a.example/x"
+    request = spider.make_request_from_data(b'{"url": "http://b.example/"}')
+    assert request.url == "http://b.example/" and not request.dont_filter  # the dupefilter sees start URLs
+    for bad in (b"ftp://a.example/", b"not a url", b'{"url": 3}', b"{broken", b"http:///nohost"):
+        assert spider.make_request_from_data(bad) is None
+    assert crawler.stats.get_value("edrew/redis/bad-start-urls") == 5
+
+
+def test_edrew_redis_follows_links_within_the_page_host_or_the_allowed_domains(redis_server):
+    from scrapy.http import HtmlResponse
+
+    from edrew_scrapy.spiders.edrew_redis import EdrewRedisSpider
+    body = (b"<a href='/a'>a</a><a href='http://other.example/b'>b</a><a href='file:///etc/passwd'>c</a>"
+            b"<a href='http://sub.site.example/d'>d</a>")
+    response = HtmlResponse("http://site.example/", body=body)
+    for domains, expected in ((None, ["http://site.example/a", "http://sub.site.example/d"]),
+                              ("other.example", ["http://other.example/b"])):
+        crawler = get_crawler(EdrewRedisSpider, {"REDIS_URL": redis_server.url})
+        spider = EdrewRedisSpider.from_crawler(crawler, allowed_domains=domains)
+        assert [r.url for r in spider.parse(response)] == expected

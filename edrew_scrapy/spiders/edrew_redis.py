@@ -1,5 +1,5 @@
 """A crawl shared by many processes through Redis: start URLs from a Redis list, links followed
-within each page's own host (or allowed_domains), every page turned into its relevant-content item
+within each page's own host and its subdomains (or allowed_domains), every page turned into its relevant-content item
 by the EDREW add-on.
 
     redis-cli -u "$REDIS_URL" rpush edrew-redis:start_urls https://example.com/
@@ -33,7 +33,7 @@ class EdrewRedisSpider(RedisSpider):
 
     def __init__(self, allowed_domains: Optional[str] = None, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        # Empty: each page's links are followed within that page's own host.
+        # Empty: each page's links are followed within that page's own host (subdomains included).
         self.follow_domains = sorted({_domain(d) for d in _split(allowed_domains)} - {""})
         self.link_extractor = LinkExtractor()
 
