@@ -69,7 +69,7 @@ def test_a_leased_request_is_held_not_popped_and_priority_comes_first(redis):
 
 
 def test_an_expired_lease_goes_back_with_its_priority_and_a_late_ack_says_so(redis):
-    q = queue(redis, lease_ms=200)
+    q = queue(redis, lease_ms=1500)
     q.push(scrapy.Request("http://a/low", priority=-1))
     q.push(scrapy.Request("http://a/high", priority=3))
     taken = q.pop()
@@ -84,17 +84,22 @@ def test_an_expired_lease_goes_back_with_its_priority_and_a_late_ack_says_so(red
 
 
 def test_renewal_keeps_a_lease_and_release_gives_it_back_now(redis):
-    q = queue(redis, lease_ms=300)
+    q = queue(redis, lease_ms=3000)
     q.push(scrapy.Request("http://a/1"))
     q.push(scrapy.Request("http://a/2"))
     one, two = q.pop(), q.pop()
-    end = time.monotonic() + 0.9
-    while time.monotonic() < end:  # renewed for three lease lengths
-        assert q.renew([one.meta[LEASE_META]]) == 1
+    first_deadline = redis.zscore(q.leases_key, one.meta[LEASE_META])
+    time.sleep(0.01)
+    assert q.renew([one.meta[LEASE_META]]) == 1
+    assert redis.zscore(q.leases_key, one.meta[LEASE_META]) > first_deadline
+    deadline = time.monotonic() + 60
+    while q.counts().pending == 0:  # renew `one` until `two` has expired and gone back
+        assert time.monotonic() < deadline
+        q.renew([one.meta[LEASE_META]])
         q.requeue_expired()
         time.sleep(0.05)
-    assert q.counts().leased == 1  # `two` expired and went back; `one` did not
-    assert q.release([one.meta[LEASE_META]]) == 1 and q.counts().pending == 2
+    assert q.counts().leased == 1 and q.pop().url == "http://a/2"
+    assert q.release([one.meta[LEASE_META]]) == 1 and q.counts().pending == 1
     assert q.renew([one.meta[LEASE_META], two.meta[LEASE_META]]) == 0  # neither is held any more
     assert q.release([]) == 0 and q.renew([]) == 0
 
