@@ -275,6 +275,7 @@ class LeaseBook:
             for lease in list(self.held.values()):
                 lease.output_done, lease.items, lease.requests = True, 0, 0
                 self._ack(lease)
+        self.children.clear()  # requests a signal handler dropped before the scheduler saw them
         self._requeue_expired()
         if self._hand_off():
             raise DontCloseSpider
