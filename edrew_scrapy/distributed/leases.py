@@ -78,6 +78,8 @@ class Lease:
 
 
 class LeaseBook:
+    """One crawl process's leases: see the module docstring."""
+
     def __init__(self, crawler, config: RedisSettings):
         self.crawler = crawler
         self.config = config
@@ -89,7 +91,7 @@ class LeaseBook:
         self.children: Dict[int, Tuple[Any, Lease]] = {}
         self.handoff: Deque[Any] = deque()
         self.unpushed: Deque[Any] = deque()   # requests whose push failed (Redis unreachable), to retry
-        self.push = None                      # the scheduler's push (dupefilter, then the queue)
+        self.push = None                      # the queue's push, for the retries
         self._redis_down_logged = False
         self.stats = EdrewStats(crawler.stats, logger)
         self._published: Dict[str, float] = {}
@@ -125,10 +127,11 @@ class LeaseBook:
             self.retry_pushes()
             released = self.queue.release([t for t in tokens if t])
         except RedisError as exc:
-            # Its leases expire and come back to the queue; requests never pushed are lost with this stop.
-            logger.error("EDREW could not reach Redis when closing (%s: %s): %d requests not pushed are "
-                         "lost; the %d leases held come back when they expire", type(exc).__name__, exc,
-                         len(self.unpushed), len(tokens))
+            # The leases held come back when they expire, and with them the requests not pushed (their
+            # leases wait for them): pages fetched again, nothing lost.
+            logger.error("EDREW could not reach Redis when closing (%s: %s): the %d leases it holds come back "
+                         "to the queue when they expire (%d requests not pushed come back with them)",
+                         type(exc).__name__, exc, len(tokens), len(self.unpushed))
             return
         if released:
             self.stats.inc("redis/leases/released", released)
