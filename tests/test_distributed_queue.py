@@ -273,6 +273,12 @@ def test_no_redis_at_start_is_one_clear_error(caplog):
         LeasingScheduler.from_crawler(crawler)
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert len(errors) == 1 and errors[0].startswith(f"EDREW cannot start: no Redis server at redis://127.0.0.1:{port}/0")
+    caplog.clear()
+    crawler = get_crawler(Spider, {"REDIS_URL": f"redis://:s3cret@127.0.0.1:{port}/0", "DUPEFILTER_CLASS": DUPEFILTER,
+                                   "REDIS_PARAMS": {"socket_connect_timeout": 2}})
+    with pytest.raises(redis_py.ConnectionError):
+        LeasingScheduler.from_crawler(crawler)
+    assert "s3cret" not in caplog.text and f"redis://***@127.0.0.1:{port}/0" in caplog.text
 
 
 def test_a_push_while_redis_is_away_waits_and_the_lease_with_it(tmp_path):

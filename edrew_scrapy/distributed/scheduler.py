@@ -8,6 +8,7 @@ requests again). The LeaseBook decides when each lease ends.
 from __future__ import annotations
 
 import logging
+from urllib.parse import urlsplit, urlunsplit
 
 from redis.exceptions import RedisError
 from scrapy_redis.scheduler import Scheduler
@@ -16,6 +17,14 @@ from .leases import HANDOFF_META, book_for
 from .queue import LEASE_META, LeaseQueue
 
 logger = logging.getLogger(__name__)
+
+
+def _without_password(url):
+    """REDIS_URL for a log line: a password in it (redis://:secret@host) is not written out."""
+    if not url or "@" not in str(url):
+        return url
+    parts = urlsplit(str(url))
+    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
 
 
 class LeasingScheduler(Scheduler):
@@ -27,7 +36,7 @@ class LeasingScheduler(Scheduler):
         try:
             instance = super().from_crawler(crawler)  # pings the server
         except RedisError as exc:
-            where = crawler.settings.get("REDIS_URL") or \
+            where = _without_password(crawler.settings.get("REDIS_URL")) or \
                 f"{crawler.settings.get('REDIS_HOST', 'localhost')}:{crawler.settings.get('REDIS_PORT', 6379)}"
             logger.error("EDREW cannot start: no Redis server at %s (%s: %s); set REDIS_URL", where,
                          type(exc).__name__, exc)
