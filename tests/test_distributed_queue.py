@@ -344,3 +344,31 @@ def test_edrew_redis_follows_links_within_the_page_host_or_the_allowed_domains(r
         crawler = get_crawler(EdrewRedisSpider, {"REDIS_URL": redis_server.url})
         spider = EdrewRedisSpider.from_crawler(crawler, allowed_domains=domains)
         assert [r.url for r in spider.parse(response)] == expected
+
+
+def test_without_the_redis_extra_the_project_still_loads_and_says_what_is_missing():
+    """scrapy-redis not installed: Scrapy's spider loader still imports edrew_scrapy.spiders (so
+    `scrapy crawl edrew` works), `edrew merge` works, and the Redis add-on names the extra to install."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = """
+import sys
+sys.modules["scrapy_redis"] = None  # as if not installed
+from scrapy.spiderloader import SpiderLoader
+from scrapy.utils.project import get_project_settings
+print(sorted(SpiderLoader.from_settings(get_project_settings()).list()))
+from edrew_scrapy.distributed.merge import merge_feeds
+from scrapy.utils.misc import load_object
+try:
+    load_object("edrew_scrapy.distributed.RedisAddon")
+except ImportError as exc:
+    print(exc)
+"""
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-c", code], cwd=str(root), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    listed, error = proc.stdout.splitlines()[-2:]
+    assert listed == "['edrew', 'edrew-redis']"
+    assert "pip install 'edrew-scrapy[redis]'" in error

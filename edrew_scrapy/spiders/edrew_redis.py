@@ -19,17 +19,31 @@ import scrapy
 from scrapy.exceptions import DontCloseSpider
 from scrapy.http import TextResponse, XmlResponse
 from scrapy.linkextractors import LinkExtractor
-from scrapy_redis.spiders import RedisSpider
 
 from .edrew import _domain, _host, _split
+
+try:
+    from scrapy_redis.spiders import RedisSpider as _Base
+    _MISSING: Optional[ImportError] = None
+except ImportError as exc:
+    # Scrapy's spider loader imports every module of SPIDER_MODULES: without the [redis] extra this
+    # one must still import, so that `scrapy crawl edrew` works; `scrapy crawl edrew-redis` says why not.
+    _Base, _MISSING = scrapy.Spider, exc
 
 logger = logging.getLogger(__name__)
 
 
-class EdrewRedisSpider(RedisSpider):
+class EdrewRedisSpider(_Base):
     name = "edrew-redis"
     # The EDREW add-on and its Redis part; REDIS_URL (scrapy-redis's setting) names the server.
     custom_settings = {"ADDONS": {"edrew_scrapy.Addon": 500, "edrew_scrapy.distributed.RedisAddon": 510}}
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        if _MISSING is not None:
+            raise ImportError(f"scrapy crawl {cls.name} needs scrapy-redis: pip install 'edrew-scrapy[redis]' "
+                              f"({_MISSING})") from _MISSING
+        return super().from_crawler(crawler, *args, **kwargs)
 
     def __init__(self, allowed_domains: Optional[str] = None, *args, **kwargs):
         super().__init__(*args, **kwargs)
