@@ -64,7 +64,7 @@ class LeasingScheduler(Scheduler):
         # is in Redis, the lease it came from is done. The token itself never goes to Redis.
         token = request.meta.pop(LEASE_META, None)
         try:
-            added = super().enqueue_request(request)
+            added = self._filter_and_push(request)
         except RedisError as exc:  # kept, and pushed again on the next heartbeat
             self.book.push_failed(request, exc)
             added = True
@@ -73,6 +73,16 @@ class LeasingScheduler(Scheduler):
             if token is not None:
                 self.book.continued(token)
         return added
+
+    def _filter_and_push(self, request) -> bool:
+        """scrapy-redis's enqueue_request, without the spider argument Scrapy 2.14+ deprecates in stats."""
+        if not request.dont_filter and self.df.request_seen(request):
+            self.df.log(request, self.spider)
+            return False
+        if self.stats:
+            self.stats.inc_value("scheduler/enqueued/redis")
+        self.queue.push(request)
+        return True
 
     def next_request(self):
         if self.book.handoff:
