@@ -193,6 +193,9 @@ def test_sigkill_mid_crawl_loses_nothing_and_the_merged_feeds_hold_each_page_onc
         [p.read_text()[-3000:] for p in (logs[1], tmp_path / "restarted.log")]
     stats = {k.decode(): float(v) for k, v in redis.hgetall("edrew-redis:edrew:stats").items()}
     assert stats.get("redis/leases/requeued", 0) >= 1, stats  # the killed process's leases came back
+    # the restarted process read its feed back: what the killed one had exported is in the exported set
+    restarted_stats = redis.hgetall("edrew-redis:edrew:stats:restarted")
+    assert float(restarted_stats[b"redis/feed-items-read-back"]) >= killed_with, restarted_stats
     merged = tmp_path / "merged.jsonl"
     result = merge_feeds(feeds, merged)
     pages = {"/"} | {f"/a/{i}" for i in range(n)}

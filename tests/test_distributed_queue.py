@@ -372,3 +372,25 @@ except ImportError as exc:
     listed, error = proc.stdout.splitlines()[-2:]
     assert listed == "['edrew', 'edrew-redis']"
     assert "pip install 'edrew-scrapy[redis]'" in error
+
+
+def test_a_feed_appended_to_is_read_back_its_cut_record_removed_and_its_pages_marked_exported(redis_server, redis,
+                                                                                              tmp_path):
+    crawler, book, q, _ = crawler_with_book(redis_server, redis)
+    feed = tmp_path / "p0.jsonl"
+    whole = (json.dumps({"url": "http://a/1", "title": "T", "text": "t", "nodes": [{"content": "t"}]}) + "\n"
+             + json.dumps({"url": "http://a/1", "own": "a spider's item"}) + "\n").encode()
+    feed.write_bytes(whole + b'{"url": "http://a/2", "title": "cut sh')
+    storage = FlushingFileFeedStorage.from_crawler(crawler, str(feed), feed_options={"format": "jsonlines"})
+    handle = storage.open(Spider())
+    handle.write(b'{"url": "http://a/3"}\n')
+    handle.close()
+    assert feed.read_bytes() == whole + b'{"url": "http://a/3"}\n'  # the next record is not glued to the cut one
+    assert redis.smembers("s:exported") == {b"page\x1fhttp://a/1"}
+    assert crawler.stats.get_value("edrew/redis/partial-records-removed") == 1
+    assert crawler.stats.get_value("edrew/redis/feed-items-read-back") == 1
+    # overwritten feeds (-O) start empty: nothing read back
+    fresh = FlushingFileFeedStorage.from_crawler(crawler, str(feed), feed_options={"format": "jsonlines",
+                                                                                  "overwrite": True})
+    fresh.open(Spider()).close()
+    assert feed.read_bytes() == b""

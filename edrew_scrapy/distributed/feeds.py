@@ -3,7 +3,11 @@ and no page item goes to the feeds that another process (or an earlier lease) al
 
 * `FlushingFileFeedStorage` (FEED_STORAGES for local files): each write is flushed from Python's
   buffer, so an item exported before its lease was acknowledged survives a SIGKILL of the process.
-  Without it, up to 8 KB of items acknowledged in Redis could die in the buffer.
+  Without it, up to 8 KB of items acknowledged in Redis could die in the buffer. A JSON Lines or CSV
+  feed appended to (a process restarted on its feed) is read back first: a record cut short at its
+  end is removed (the next record would otherwise be glued to it and lost), and the page items it
+  holds join the exported set, so that pages this process exported before it died are not exported
+  again.
 * `ExportedOnceFilter` (every feed's item_filter): holds back a page or node item whose key is in
   the crawl's Redis set of exported items (filled when leases are acknowledged), then applies the
   feed's own filter. A page fetched again because its lease expired is not exported twice.
@@ -15,14 +19,21 @@ are merged (docs/distributed.md).
 from __future__ import annotations
 
 import io
+import logging
 import uuid
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 from scrapy.extensions.feedexport import FileFeedStorage
 from scrapy.utils.misc import load_object
 
-from .leases import BY_TOKEN, TOKEN_SETTING, export_key
+from ..scrapy.resume import read_feed
+from .leases import BY_TOKEN, TOKEN_SETTING, book_for, export_key
+
+logger = logging.getLogger(__name__)
+
+# the formats whose records resume.read_feed reads back
+READABLE_FORMATS = ("jsonlines", "jsonl", "jl", "csv")
 
 TOKEN_OPTION = "edrew_redis"
 INNER_FILTER_OPTION = "edrew_redis_item_filter"
@@ -36,10 +47,37 @@ class _FlushingWriter(io.BufferedWriter):
 
 
 class FlushingFileFeedStorage(FileFeedStorage):
+    def __init__(self, uri: str, *, feed_options: Optional[Dict[str, Any]] = None, crawler=None):
+        super().__init__(uri, feed_options=feed_options)
+        self.feed_options = feed_options or {}
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler, uri: str, *, feed_options: Optional[Dict[str, Any]] = None):
+        return cls(uri, feed_options=feed_options, crawler=crawler)
+
     def open(self, spider):
         path = Path(self.path)
         path.parent.mkdir(parents=True, exist_ok=True)
+        if self.write_mode == "ab" and path.is_file() and self.feed_options.get("format") in READABLE_FORMATS:
+            self._read_back(path)
         return _FlushingWriter(io.FileIO(path, self.write_mode))
+
+    def _read_back(self, path: Path) -> None:
+        contents = read_feed(path, self.feed_options["format"], self.feed_options.get("encoding") or "utf-8")
+        book = book_for(self.crawler) if self.crawler is not None else None
+        if contents.removed_bytes:
+            logger.warning("EDREW removed the last %d bytes of the feed %s: a record cut short when the last "
+                           "crawl on it stopped", contents.removed_bytes, path)
+            if book is not None:
+                book.stats.inc("redis/partial-records-removed")
+        if book is None or book.server is None or not contents.keys:
+            return
+        keys = ["\x1f".join(key) for key in contents.keys]
+        for start in range(0, len(keys), 1000):
+            book.server.sadd(book.exported_key, *keys[start:start + 1000])
+        book.stats.inc("redis/feed-items-read-back", len(keys))
+        logger.info("EDREW found %d page/node items in the feed %s; they will not be exported again", len(keys), path)
 
 
 def wrap_feeds(settings) -> None:
