@@ -54,13 +54,17 @@ class FlushingFileFeedStorage(FileFeedStorage):
 
     @classmethod
     def from_crawler(cls, crawler, uri: str, *, feed_options: Optional[Dict[str, Any]] = None):
-        return cls(uri, feed_options=feed_options, crawler=crawler)
+        storage = cls(uri, feed_options=feed_options, crawler=crawler)
+        # FeedExporter builds its storages when the spider opens (after the scheduler) but opens the
+        # file only for the first item, after the feed filter has looked at it: read back now.
+        path = Path(storage.path)
+        if storage.write_mode == "ab" and path.is_file() and storage.feed_options.get("format") in READABLE_FORMATS:
+            storage._read_back(path)
+        return storage
 
     def open(self, spider):
         path = Path(self.path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        if self.write_mode == "ab" and path.is_file() and self.feed_options.get("format") in READABLE_FORMATS:
-            self._read_back(path)
         return _FlushingWriter(io.FileIO(path, self.write_mode))
 
     def _read_back(self, path: Path) -> None:
