@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Iterable, List, Optional, Sequence, Union
+from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
 
 from .page import Page
 from .rules import (
@@ -70,6 +70,11 @@ class Extraction:
     nodes: List[ExtractedNode] = field(default_factory=list)
     images: List[str] = field(default_factory=list)
     skipped: Optional[str] = None
+    # Every node's P(relevant), aligned with page.nodes, and relevant_mask's other arguments (threshold,
+    # region_share, best_share): what rules.explain needs to say why each node was kept or dropped (reports).
+    scores: Any = field(default=None, compare=False, repr=False)
+    rule: Optional[Tuple[float, Optional[float], Optional[float]]] = field(default=None, compare=False,
+                                                                            repr=False)
 
 
 @functools.lru_cache(maxsize=1)
@@ -119,11 +124,13 @@ def extract(pages_or_html: Union[PageInput, Sequence[PageInput]], scorer=None,
             results.append(Extraction(url=page.url, title=page.title, text="", skipped=page.skipped or "no-text"))
             continue
         probs = next(scores)
-        mask = relevant_mask(page, probs, cut, getattr(scorer, "region_share", None), best_share)
+        region_share = getattr(scorer, "region_share", None)
+        mask = relevant_mask(page, probs, cut, region_share, best_share)
         kept = [ExtractedNode(content=n.content, score=round(float(s), 6), path=n.path, images=list(n.images),
                               index=n.index)
                 for n, s, k in zip(page.nodes, probs, mask) if k]
         images = list(dict.fromkeys(img for n in kept for img in n.images))
         results.append(Extraction(url=page.url, title=page.title, text="\n".join(n.content for n in kept),
-                                  nodes=kept, images=images))
+                                  nodes=kept, images=images, scores=probs,
+                                  rule=(float(cut), region_share, best_share)))
     return results

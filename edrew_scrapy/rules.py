@@ -10,6 +10,7 @@ Pure: no Scrapy, no torch.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
@@ -19,9 +20,10 @@ from .page import Page
 from .tokens import retps_shape
 from .words import count_words
 
-__all__ = ["FALLBACK_SHARE", "FORM_CONTROL_TAGS", "MAIN_REGION_SHARE", "PAGE_BEST_SHARE", "SCREEN_READER_CLASSES",
-           "for_screen_readers_only", "in_customer_reviews", "in_form_control", "is_product_page", "is_relevant",
-           "layout_duplicates", "main_region", "relevant_mask", "settled"]
+__all__ = ["FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT", "MAIN_REGION_SHARE", "PAGE_BEST_SHARE", "REASONS",
+           "SCREEN_READER_CLASSES", "Decision", "explain", "for_screen_readers_only", "in_customer_reviews",
+           "in_form_control", "is_product_page", "is_relevant", "layout_duplicates", "main_region", "relevant_mask",
+           "settled"]
 
 
 def is_relevant(node, score: float, threshold: float) -> bool:
@@ -242,3 +244,81 @@ def _holding_best(region: str, nodes: Sequence, scores: Sequence[float], keep: S
     while common < min(len(a), len(b)) and a[common] == b[common]:
         common += 1
     return "/".join(a[:common])  # "" (no element in common) keeps the whole document
+
+
+# Why a node was kept or dropped (explain): the first rule, in the order the rules apply, that decided it.
+KEPT = "kept"
+REASONS = {
+    KEPT: "kept: scores at or above the page's threshold and no rule drops it",
+    "boilerplate": "dropped: inside boilerplate markup (<nav>, a page <footer>, <aside>, a dialog)",
+    "form-control": "dropped: a form control's text (a button, a label, a drop-down)",
+    "screen-reader-only": "dropped: text for screen readers only (a class such as sr-only)",
+    "below-threshold": "dropped: scores below the page's threshold",
+    "customer-reviews": "dropped: customer reviews on a page that declares a product",
+    "outside-main-region": "dropped: outside the page's main region",
+    "layout-duplicate": "dropped: repeats a kept text in another layout",
+}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What relevant_mask decided on one page, and why: `reasons[i]` is KEPT or the rule (a key of REASONS)
+    that dropped node i; `threshold` is the one applied on this page (`given` capped at the page's best
+    score when `capped`); `region` is the main region's path (None: step off or nothing kept)."""
+
+    threshold: float
+    given: float
+    capped: bool
+    region: Optional[str]
+    region_share: Optional[float]
+    reasons: List[str]
+
+    @property
+    def kept(self) -> List[bool]:
+        return [r == KEPT for r in self.reasons]
+
+
+def explain(page: Page, scores: Sequence[float], threshold: float, region_share: Optional[float] = None,
+            best_share: Optional[float] = PAGE_BEST_SHARE) -> Decision:
+    """relevant_mask's decision with the rule that decided each node, for reports (`edrew inspect`).
+
+    The same rules in the same order as relevant_mask and _decide, so `explain(...).kept` equals
+    `relevant_mask(...)` (tests/test_rules_explain.py checks it); a node that several rules drop gets the
+    first: boilerplate markup, form control and screen-reader text before the threshold, since a main-content
+    model leaves those nodes unscored (score_pages).
+    """
+    given = float(threshold)
+    cut = given
+    if region_share is not None and best_share:
+        best = _best_unsettled(page.nodes, scores)
+        if best > 0.0:
+            cut = min(cut, best_share * best)
+    nodes = page.nodes
+    reasons: List[str] = []
+    for node, score in zip(nodes, scores):
+        if node.boilerplate:
+            reasons.append("boilerplate")
+        elif region_share is not None and in_form_control(node):
+            reasons.append("form-control")
+        elif region_share is not None and for_screen_readers_only(node):
+            reasons.append("screen-reader-only")
+        elif not score >= cut:
+            reasons.append("below-threshold")
+        else:
+            reasons.append(KEPT)
+    region = None
+    if region_share is not None:
+        if is_product_page(page):
+            reasons = [("customer-reviews" if r == KEPT and in_customer_reviews(n) else r)
+                       for n, r in zip(nodes, reasons)]
+        keep = [r == KEPT for r in reasons]
+        region = main_region(nodes, keep, region_share)
+        if region is not None:
+            region = _holding_best(region, nodes, scores, keep)
+            inside = region + "/"
+            reasons = [("outside-main-region" if r == KEPT and n.path.startswith("/") and n.path != region
+                        and not n.path.startswith(inside) else r) for n, r in zip(nodes, reasons)]
+        duplicates = layout_duplicates(nodes, [r == KEPT for r in reasons])
+        reasons = ["layout-duplicate" if d else r for r, d in zip(reasons, duplicates)]
+    return Decision(threshold=cut, given=given, capped=cut < given, region=region, region_share=region_share,
+                    reasons=reasons)
