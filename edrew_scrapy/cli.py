@@ -16,6 +16,7 @@ COMMANDS = {
     "evaluate": "node P/R/F1 and word-F1 of EDREW, reTPS baselines, trafilatura and readability",
     "extract": "print the relevant content of pages (jsonl or text) scored by a model",
     "pdf": "structure and sentences of PDF articles, one XML file each",
+    "inspect": "write an HTML report of one page: its nodes coloured by score, the rule that decided each",
     "train": "pre-train the reTPS biLM and train the relevance classifier on a labelled dataset",
     "merge": "merge the JSON Lines feeds of a distributed crawl's processes, each page item once",
 }
