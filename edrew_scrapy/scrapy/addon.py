@@ -5,6 +5,7 @@ from scrapy.utils.misc import load_object
 
 from .downloadermiddleware import EdrewDownloaderMiddleware
 from .feeds import FeedCheck
+from .reports import EdrewReports
 from .resume import FEED_STORAGE, RESUME_SCHEDULER, SCRAPY_SCHEDULER, ResumeGuard, resume_enabled, wrap_feeds
 from .settings import DEFAULTS
 from .spidermiddleware import EdrewSpiderMiddleware
@@ -38,7 +39,7 @@ def _setdefault_component(settings, name: str, cls: type, priority: int) -> None
 
 class Addon:
     """Enable the EDREW downloader and spider middlewares, the log formatter that summarises page items,
-    and set the EDREW_ defaults; with JOBDIR,
+    the report extension (idle unless EDREW_REPORT_DIR is set) and set the EDREW_ defaults; with JOBDIR,
     also the resume guard, the journaling scheduler and, on every feed, the filter that keeps a page
     from being exported twice.
 
@@ -55,6 +56,8 @@ class Addon:
                               SPIDER_MIDDLEWARE_PRIORITY)
         _replace_scrapys_own(settings, "LOG_FORMATTER", SCRAPY_LOG_FORMATTER, LOG_FORMATTER)
         _setdefault_component(settings, "EXTENSIONS", FeedCheck, EXTENSION_PRIORITY)
+        # NotConfigured (nothing done) unless EDREW_REPORT_DIR is set
+        _setdefault_component(settings, "EXTENSIONS", EdrewReports, EXTENSION_PRIORITY)
         if resume_enabled(settings):
             _setdefault_component(settings, "EXTENSIONS", ResumeGuard, EXTENSION_PRIORITY)
             _set_resume_scheduler(settings)

@@ -36,6 +36,8 @@ DEFAULTS = {
     "EDREW_CACHE_MB": 128,          # the scorer's caches, per process that scores; 0: bounded by entries only
     "EDREW_PIPELINE_FIELDS": ["html"],  # EdrewPipeline: the item fields that hold a page's HTML
     "EDREW_PIPELINE_REPLACE": True,     # EdrewPipeline: replace them; False: add <field>_relevant beside
+    "EDREW_REPORT_DIR": None,       # a folder: HTML reports of the first EDREW_REPORT_PAGES pages + index.html
+    "EDREW_REPORT_PAGES": 20,       # page reports written with EDREW_REPORT_DIR (the summary counts every page)
 }
 
 ITEM_MODES = ("page", "node")
