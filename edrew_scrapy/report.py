@@ -169,13 +169,14 @@ def bars_svg(rows: Sequence[Tuple[str, float]], width: int = 420, unit: str = ""
     if not rows:
         return ""
     top = max(v for _, v in rows) or 1
-    row_h, label_w = 18, 170
+    row_h, label_w = 18, 200
     parts = []
     for i, (name, value) in enumerate(rows):
         y = i * row_h
         w = value / top * (width - label_w - 60)
+        short = name if len(name) <= 30 else "…" + name[-29:]
         parts.append(f'<text x="{label_w - 6}" y="{y + 13}" font-size="11" text-anchor="end" fill="#1f2328">'
-                     f'{_e(_cut(name, 28))}</text>')
+                     f'{_e(short)}</text>')
         parts.append(f'<rect x="{label_w}" y="{y + 3}" width="{max(w, 1):.1f}" height="{row_h - 6}" fill="#8250df"/>')
         parts.append(f'<text x="{label_w + w + 4:.1f}" y="{y + 13}" font-size="11" fill="#59636e">'
                      f'{_e(_number(value))}{_e(unit)}</text>')
@@ -339,7 +340,8 @@ def _nodes(nodes, scores, reasons, decision: Optional[Decision]) -> str:
             cls = "dropped" + (" near" if near else "")
         flags = [f for f, on in (("hidden", node.hidden), (f"boilerplate: {node.boilerplate}", node.boilerplate))
                  if on]
-        detail = [("rule", f"{reason}: {REASONS.get(reason, '')}"), ("XPath", node.path), ("tag", node.tag),
+        meaning = REASONS.get(reason, "").split(": ", 1)[-1]
+        detail = [("rule", f"{reason}: {meaning}" if meaning else reason), ("XPath", node.path), ("tag", node.tag),
                   ("reTPS", " ".join(node.tokens)), ("position bucket", str(node.bucket)),
                   ("words", str(count_words(node.content)))]
         if flags:
@@ -406,7 +408,7 @@ def crawl_summary_html(summary: CrawlSummary, stats: Dict[str, object], *, model
             ("responses", stats.get("downloader/response_count", 0)),
             ("items scraped", stats.get("item_scraped_count", 0))]
     counts = [("kept", "pages scored", summary.pages), ("kept", "EDREW items", edrew.get("items", 0)),
-              ("dropped", "pages skipped", sum(_as_number(v) for _, v in skips)),
+              ("dropped", "pages skipped", _number(sum(_as_number(v) for _, v in skips))),
               ("dropped", "errors", edrew.get("errors", 0)),
               ("", "relevant nodes", f"{edrew.get('relevant_nodes', 0)} of {edrew.get('nodes', 0)}")]
     body = [f"<header><h1>EDREW crawl report{(': ' + _e(spider)) if spider else ''}</h1>",
@@ -422,14 +424,14 @@ def crawl_summary_html(summary: CrawlSummary, stats: Dict[str, object], *, model
                     "<figcaption>edrew/skipped/&lt;reason&gt; counts.</figcaption></figure>")
     slow = summary.slowest_pages()
     if slow:
-        body.append(f"<figure><h2>Slowest pages</h2>{bars_svg([(u, s) for s, u in slow], unit=' s')}"
+        body.append(f"<figure><h2>Slowest pages</h2>{bars_svg([(_path(u), s) for s, u in slow], unit=' s')}"
                     "<figcaption>Seconds from the response to its scores (queueing included).</figcaption></figure>")
     body.append("</div>")
     if skips:
         body.append("<h2>Skip reasons</h2><table><tr><th>reason</th><th>pages</th></tr>" + "".join(
             f'<tr><td>{_e(k)}</td><td class="n">{_e(v)}</td></tr>' for k, v in skips) + "</table>")
     if slow:
-        body.append("<h2>Slowest pages</h2><table><tr><th>seconds</th><th>URL</th></tr>" + "".join(
+        body.append("<h2>The slowest pages</h2><table><tr><th>seconds</th><th>URL</th></tr>" + "".join(
             f'<tr><td class="n">{s:.3f}</td><td>{_e(_cut(u, 300))}</td></tr>' for s, u in slow) + "</table>")
     body.append(f"<h2>Page reports</h2><p>The first {report_limit} pages scored.</p>" if report_limit else "")
     if summary.reports:
@@ -442,6 +444,12 @@ def crawl_summary_html(summary: CrawlSummary, stats: Dict[str, object], *, model
         f'<tr><td>edrew/{_e(k)}</td><td class="n">{_e(v)}</td></tr>' for k, v in sorted(edrew.items())) + "</table>")
     body.append("</main>")
     return _document("EDREW crawl report", "".join(body))
+
+
+def _path(url: str) -> str:
+    """A URL without its scheme and host, for a chart's labels."""
+    rest = url.split("://", 1)[-1]
+    return "/" + rest.split("/", 1)[1] if "/" in rest else rest
 
 
 def _as_number(value) -> float:

@@ -54,7 +54,11 @@ class EdrewReports:
         conf = EdrewSettings.from_settings(crawler.settings)  # NotConfigured when EDREW_ENABLED is false
         limit = _int(crawler.settings, "EDREW_REPORT_PAGES", 0)
         folder = Path(folder).expanduser()
-        folder.mkdir(parents=True, exist_ok=True)  # an OSError here stops the crawl before its first request
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # stops the crawl before its first request, with one line that says why
+            logger.error("EDREW cannot start: EDREW_REPORT_DIR %s: %s", folder, exc)
+            raise
         return cls(crawler, folder, limit, _model_of(conf))
 
     def response_downloaded(self, response, request, spider=None) -> None:
@@ -94,9 +98,14 @@ class EdrewReports:
         stats = self.crawler.stats.get_stats()
         html = crawl_summary_html(self.summary, stats, model=self.model, spider=getattr(spider, "name", ""),
                                   reason=str(stats.get("finish_reason", "")), report_limit=self.limit)
-        await await_future(self.executor.submit((self.folder / "index.html").write_text, html, encoding="utf-8",
-                                                errors="replace"))
-        self.executor.shutdown(wait=False)
+        try:
+            await await_future(self.executor.submit((self.folder / "index.html").write_text, html,
+                                                    encoding="utf-8", errors="replace"))
+        except OSError as exc:
+            self.stats.error(None, "write the crawl report", exc)
+            return
+        finally:
+            self.executor.shutdown(wait=False)
         logger.info("EDREW crawl report: %s (%d page reports)", self.folder / "index.html",
                     len(self.summary.reports))
 
