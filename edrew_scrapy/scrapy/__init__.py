@@ -12,6 +12,7 @@ The public names load on first use, so that a worker process (worker.py) imports
     feeds.py                 the start-up check of CSV feeds that would mix items
     logformatter.py          page items logged as one-line summaries
     pipeline.py              EdrewPipeline, for items that hold their page's HTML
+    reports.py               with EDREW_REPORT_DIR, HTML reports of the first pages and a crawl summary
 """
 from __future__ import annotations
 
