@@ -20,7 +20,7 @@ from .page import Page
 from .rules import KEPT, REASONS, Decision, explain
 from .words import count_words, split_words
 
-__all__ = ["CSP", "CrawlSummary", "crawl_summary_html", "page_report", "page_report_html", "report_name"]
+__all__ = ["CSP", "CrawlSummary", "crawl_summary_html", "page_report", "page_report_html", "page_view", "report_name"]
 
 # Nothing may load or run: no script, no image, no font, no frame, no form target; inline styles only.
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
@@ -66,6 +66,7 @@ font-size:12px;color:#1f2328;background:#f6f8fa}
 .cols{display:grid;grid-template-columns:1fr 1fr;gap:20px}
 .cols pre{white-space:pre-wrap;overflow-wrap:anywhere;font:13px/1.45 system-ui,sans-serif;background:#f6f8fa;
 padding:10px;border-radius:6px;margin:0;max-height:26em;overflow:auto}
+iframe.view{width:100%;height:760px;border:1px solid #d0d7de;border-radius:6px}
 .skipped{background:#fff8c5;border:1px solid #d4a72c;padding:8px 12px;border-radius:6px}
 """
 
@@ -192,6 +193,118 @@ def _finite(value) -> float:
     return min(1.0, max(0.0, v)) if math.isfinite(v) else 0.0
 
 
+# ---- the page itself, with the decisions drawn on it --------------------------------------------------
+
+# Elements the view keeps (without any attribute but VIEW_ATTRIBUTES); the others' content goes into a
+# <div>, and VIEW_DROPPED elements go with their content. Nothing here can load or run anything.
+VIEW_TAGS = frozenset(
+    "a abbr address article aside b bdi bdo big blockquote body br button caption center cite code col colgroup dd del "
+    "details dfn dialog div dl dt em fieldset figcaption figure font footer h1 h2 h3 h4 h5 h6 header hgroup hr "
+    "i ins kbd label legend li main mark menu nav ol optgroup option p pre q s samp section select small span "
+    "strong sub summary sup table tbody td tfoot th thead time tr tt u ul var".split())
+VIEW_DROPPED = frozenset(
+    "script style template noscript iframe frame frameset object embed applet svg math canvas video audio "
+    "source track picture head title meta link base param portal input textarea xmp plaintext noembed "
+    "noframes".split())
+VIEW_ATTRIBUTES = frozenset({"class", "id", "lang", "dir", "colspan", "rowspan", "hidden"})
+# A page's own CSS is kept (inline <style> and style attributes; linked sheets are not fetched) unless it
+# could end its element or load something; the CSP forbids the loading anyway.
+_UNSAFE_CSS = ("<", "url(", "@import", "expression", "\\", "javascript:")
+_VIEW_STYLE = (
+    "[data-edrew=kept]{outline:2px solid #1a7f37!important;background-color:rgba(46,160,67,.22)!important}"
+    "[data-edrew=dropped]{outline:1px dashed #8c959f!important}"
+    ".edrew-img{display:inline-block;border:1px dashed #8c959f;color:#59636e;font:11px sans-serif;padding:0 3px}")
+
+
+def page_view(data, encoding: str, page: Page, scores, reasons: Sequence[str]) -> Optional[str]:
+    """The page re-built from a whitelist (VIEW_TAGS, VIEW_ATTRIBUTES, its safe CSS) with each node's element
+    outlined (green: kept, dashed grey: dropped) and its score, rule and XPath as a tooltip; a whole HTML
+    document, meant for a sandboxed <iframe srcdoc>. None when the page cannot be parsed (lxml)."""
+    try:
+        import lxml.etree
+        import lxml.html
+    except ImportError:
+        return None
+    text = data.decode(encoding or "utf-8", "replace") if isinstance(data, (bytes, bytearray)) else data
+    try:
+        root = lxml.html.document_fromstring(text)
+    except (lxml.etree.ParserError, ValueError):
+        return None
+    marks: Dict[object, Tuple[int, str]] = {}
+    for i, node in enumerate(page.nodes):
+        try:
+            found = root.getroottree().xpath(node.path)
+        except lxml.etree.XPathError:
+            continue
+        if found and isinstance(found[0], lxml.etree._Element):
+            marks.setdefault(found[0], (i, reasons[i]))
+    css = [el.text or "" for el in root.iter("style")]
+    out = lxml.html.Element("html")
+    head = lxml.etree.SubElement(out, "head")
+    lxml.etree.SubElement(head, "meta", charset="utf-8")
+    lxml.etree.SubElement(head, "meta", {"http-equiv": "Content-Security-Policy", "content": CSP})
+    style = lxml.etree.SubElement(head, "style")
+    style.text = "\n".join(c for c in css if _safe_css(c)) + "\n" + _VIEW_STYLE
+    body = root.find("body")
+    try:
+        out.append(_view_copy(body if body is not None else root, marks, scores, page))
+    except RecursionError:  # nested past Python's stack: the report goes without the view
+        return None
+    return "<!DOCTYPE html>" + lxml.html.tostring(out, encoding="unicode", method="html")
+
+
+def _safe_css(css: str) -> bool:
+    lowered = css.lower()
+    return not any(bad in lowered for bad in _UNSAFE_CSS)
+
+
+def _view_copy(el, marks, scores, page):
+    """A copy of `el` with only what VIEW_TAGS and VIEW_ATTRIBUTES allow (text is text: lxml escapes it)."""
+    import lxml.etree
+    import lxml.html
+
+    tag = el.tag.lower() if isinstance(el.tag, str) else ""
+    copy = lxml.html.Element(tag if tag in VIEW_TAGS else "div")
+    for name in VIEW_ATTRIBUTES:
+        value = el.get(name)
+        if value is not None:
+            copy.set(name, value[:200])
+    inline = el.get("style")
+    if inline and len(inline) < 2000 and _safe_css(inline):
+        copy.set("style", inline)
+    mark = marks.get(el)
+    if mark is not None:
+        i, reason = mark
+        score = f"{_finite(scores[i]):.2f}" if scores is not None else "—"
+        copy.set("data-edrew", "kept" if reason == KEPT else "dropped")
+        copy.set("title", f"{score} · {reason} · {_cut(page.nodes[i].path, 300)}")
+    copy.text = el.text
+    for child in el:
+        if not isinstance(child.tag, str):  # a comment or processing instruction: its tail is text
+            _append_text(copy, child.tail)
+            continue
+        name = child.tag.lower()
+        if name == "img":
+            placeholder = lxml.etree.SubElement(copy, "span", {"class": "edrew-img"})
+            placeholder.text = "image" + (f": {child.get('alt')[:80]}" if child.get("alt") else "")
+        elif name not in VIEW_DROPPED:
+            copy.append(_view_copy(child, marks, scores, page))
+        else:
+            _append_text(copy, child.tail)
+            continue
+        copy[-1].tail = child.tail
+    return copy
+
+
+def _append_text(el, text: Optional[str]) -> None:
+    if not text:
+        return
+    if len(el):
+        el[-1].tail = (el[-1].tail or "") + text
+    else:
+        el.text = (el.text or "") + text
+
+
 # ---- one page --------------------------------------------------------------------------------------------
 
 @dataclass
@@ -212,10 +325,11 @@ class PageSummary:
 def page_report(page: Page, scores: Optional[Sequence[float]], decision: Optional[Decision], *,
                 source: Optional[str] = None, model: Optional[dict] = None,
                 compare: Optional[Tuple[str, str]] = None, seconds: Optional[float] = None,
-                note: Optional[str] = None) -> Tuple[str, PageSummary]:
+                note: Optional[str] = None, view: Optional[str] = None) -> Tuple[str, PageSummary]:
     """The report of one page and its numbers. `scores` and `decision` are None for a page that was not
     scored (no text, not HTML: `page.skipped` says why). `model`: {"directory", "name", "threshold",
-    "region_share"} as far as known; `compare`: (extractor name, its text) shown beside the kept text."""
+    "region_share"} as far as known; `compare`: (extractor name, its text) shown beside the kept text; `view`:
+    page_view's document, shown in a sandboxed frame."""
     nodes = page.nodes
     reasons = decision.reasons if decision is not None else ["not scored"] * len(nodes)
     kept = [r == KEPT for r in reasons]
@@ -238,15 +352,22 @@ def page_report(page: Page, scores: Optional[Sequence[float]], decision: Optiona
         body.append(_reasons_table(reasons, words))
     if compare is not None:
         body.append(_compare(nodes, kept, compare))
+    if view is not None:
+        # sandbox="" (no scripts, forms or same origin) on top of the view's own CSP and whitelist
+        body.append('<h2>The page, with the decisions drawn on it</h2><p>Its text and inline styles only (no '
+                    "script, image or linked stylesheet); kept nodes outlined in green, dropped ones dashed; hover "
+                    f'for a node\'s score, rule and XPath.</p><iframe class="view" sandbox="" title="the page" '
+                    f'srcdoc="{_e(view)}"></iframe>')
     if nodes:
         body.append(_nodes(nodes, scores, reasons, decision))
     body.append("</main>")
     return _document(f"edrew inspect: {_cut(title, 120)}", "".join(body)), summary
 
 
-def page_report_html(page: Page, extraction=None, **kwargs) -> Tuple[str, PageSummary]:
+def page_report_html(page: Page, extraction=None, data=None, **kwargs) -> Tuple[str, PageSummary]:
     """page_report for a page and its extract.Extraction (None: not scored), the decision recomputed from
-    the scores and rule the Extraction carries (rules.explain)."""
+    the scores and rule the Extraction carries (rules.explain); with the page's bytes (`data`), the view of
+    the page with the decisions drawn on it (page_view)."""
     scores = getattr(extraction, "scores", None)
     rule = getattr(extraction, "rule", None)
     decision = None
@@ -254,7 +375,10 @@ def page_report_html(page: Page, extraction=None, **kwargs) -> Tuple[str, PageSu
         decision = explain(page, scores, *rule)
     else:
         scores = None
-    return page_report(page, scores, decision, **kwargs)
+    view = None
+    if data is not None and decision is not None:
+        view = page_view(data, page.encoding, page, scores, decision.reasons)
+    return page_report(page, scores, decision, view=view, **kwargs)
 
 
 def _page_meta(page: Page, decision: Optional[Decision], source, model, seconds, note) -> str:

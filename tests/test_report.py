@@ -13,7 +13,15 @@ from scrapy.exceptions import NotConfigured
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
-from edrew_scrapy.report import CSP, CrawlSummary, PageSummary, crawl_summary_html, page_report, report_name
+from edrew_scrapy.report import (
+    CSP,
+    CrawlSummary,
+    PageSummary,
+    crawl_summary_html,
+    page_report,
+    page_view,
+    report_name,
+)
 from edrew_scrapy.rules import explain
 from edrew_scrapy.scrapy.addon import Addon
 from edrew_scrapy.scrapy.reports import EdrewReports
@@ -123,3 +131,21 @@ def test_addon_wires_the_report_extension():
     Addon().update_settings(settings)
     assert EdrewReports in settings.getdict("EXTENSIONS")
     assert settings["EDREW_REPORT_DIR"] is None and settings["EDREW_REPORT_PAGES"] == 20
+
+
+def test_page_view_keeps_text_and_safe_styles_only():
+    html = ("<html><head><style>p{color:red}</style><style>body{background:url(http://x.test/t.png)}</style>"
+            "<link rel=stylesheet href='http://x.test/s.css'></head><body><main><p style='color:blue' "
+            "onclick='alert(1)'>First paragraph with words enough.</p><a href='javascript:alert(1)'>link</a>"
+            "<p style='background:url(http://x.test/)'>Second <img src=x alt='a cat'> one.</p><custom-el>"
+            "Custom text.</custom-el><template><p>hidden template</p></template><!-- a comment --></main>"
+            "</body></html>")
+    page = serialize(html)
+    scores = np.full(len(page.nodes), 0.9, dtype=np.float32)
+    view = page_view(html, "utf-8", page, scores, explain(page, scores, 0.5, 0.7).reasons)
+    assert view.startswith("<!DOCTYPE html>") and f'content="{CSP}"' in view
+    assert "p{color:red}" in view and "url(" not in view and "http://x.test" not in view
+    assert 'style="color:blue"' in view and "onclick" not in view and "href" not in view
+    assert "<img" not in view and "image: a cat" in view and "hidden template" not in view
+    assert "<custom-el" not in view and "Custom text." in view
+    assert view.count('data-edrew="kept"') == sum(r == "kept" for r in explain(page, scores, 0.5, 0.7).reasons)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -46,6 +47,19 @@ attribute, with some more words in it for good measure.</p></div>
 </article></main>
 <script>document.body.setAttribute('data-pwned','body-script')</script>
 </body></html>"""
+
+
+def _view_document(report: Path, out: Path, keep_csp: bool = True) -> Path:
+    """The report's view of the page (its sandboxed frame's srcdoc) as a page of its own, without its
+    Content-Security-Policy when keep_csp is false: then only the whitelist stands between a hostile page
+    and the browser."""
+    srcdoc = Selector(text=report.read_text("utf-8")).css("iframe.view::attr(srcdoc)").get()
+    assert srcdoc and srcdoc.startswith("<!DOCTYPE html>")
+    if not keep_csp:
+        srcdoc, n = re.subn(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", srcdoc)
+        assert n == 1
+    out.write_text(srcdoc, encoding="utf-8")
+    return out
 
 
 def _inspect(*argv) -> int:
@@ -92,6 +106,19 @@ def test_demo_report_shows_kept_nodes_highlighted(demo_report, tmp_path):
     assert share > 0.02, f"kept nodes' green covers {share:.2%} of the screenshot"
 
 
+def test_demo_view_outlines_every_node(demo_report, tmp_path):
+    dom = Selector(text=dump_dom(demo_report, tmp_path))
+    frame = dom.css("iframe.view")
+    assert frame and frame.attrib["sandbox"] == ""
+    view = Selector(text=dump_dom(_view_document(demo_report, tmp_path / "view.html"), tmp_path))
+    kept = view.css("[data-edrew=kept]")
+    # every node of the list is drawn on the page, kept ones as kept
+    assert len(kept) == len(dom.css("details.node.kept"))
+    assert len(view.css("[data-edrew]")) == len(dom.css("details.node"))
+    assert "Riverside council voted nine to four" in " ".join(kept[0].css("::text").getall())
+    assert kept[0].attrib["title"].split(" · ")[1] == "kept"
+
+
 def test_a_report_that_keeps_nothing_has_no_green(tmp_path):
     report = tmp_path / "none.html"
     assert _inspect(str(ARTICLE), "--threshold", "1", "-o", str(report)) == 0
@@ -102,13 +129,18 @@ def test_a_report_that_keeps_nothing_has_no_green(tmp_path):
     assert share < 0.001, f"green covers {share:.2%} of a report that keeps nothing"
 
 
-def _check_nothing_ran(dom_text: str, title_start: str):
+def _check_nothing_ran(dom_text: str, title_start: Optional[str]):
+    """`title_start`: how the title must start; None: the document has no title, and a script that set
+    one would have made it."""
     dom = Selector(text=dom_text)
     # a script that ran would have set the title to PWNED (the page's own title holds the word, as text)
-    assert (dom.css("title::text").get() or "").startswith(title_start)
+    title = dom.css("title::text").get() or ""
+    assert title == "" if title_start is None else title.startswith(title_start), title
     assert not dom.xpath("//*[@data-pwned]"), "a hostile script ran"
-    # nothing of the page's markup became markup: no script, image, frame, svg from the page, no handler
-    assert not dom.css("script, img, iframe, object, embed, meta[http-equiv=refresh]")
+    # nothing of the page's markup became markup: no script, image, frame, svg from the page, no handler;
+    # the one frame is the report's own view of the page, sandboxed
+    assert not dom.css("script, img, iframe:not(.view), object, embed, meta[http-equiv=refresh]")
+    assert all(frame.attrib.get("sandbox") == "" for frame in dom.css("iframe"))
     assert not dom.xpath("//@*[starts-with(translate(name(), 'ON', 'on'), 'on')]")
     assert not dom.xpath("//@href[starts-with(normalize-space(.), 'javascript:')]")
     return dom
@@ -131,6 +163,11 @@ def test_hostile_page_runs_nothing_in_its_report(tmp_path):
     assert "</script><img src=x onerror=" in text and "a javascript: link with words" in text
     reps = " ".join(dom.css("dd::text").getall())
     assert "onerror=document.body.setattribute" in reps.lower()  # the hostile class, shown in the reTPS
+    # the page view holds the page's markup re-built from a whitelist: without the CSP, nothing runs either
+    view = _view_document(report, tmp_path / "view.html", keep_csp=False)
+    dom = _check_nothing_ran(dump_dom(view, tmp_path), None)
+    assert not dom.css("svg, a[href], [style*=url], [srcdoc]")
+    assert "a javascript: link with words" in " ".join(dom.css("::text").getall())
 
 
 def test_crawl_writes_page_reports_and_a_summary(tmp_path):

@@ -11,6 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from parsel import Selector
 from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,6 +43,10 @@ def main() -> None:
         subprocess.run([sys.executable, "-m", "edrew_scrapy.cli", "inspect", str(ARTICLE), "--compare", "trafilatura",
                         "-o", str(report)], check=True, cwd=ROOT)
         shot(report, IMG / "inspect-article.png", work, 1250)
+        # the page view alone: the report's sandboxed frame's document
+        view = work / "view.html"
+        view.write_text(Selector(text=report.read_text("utf-8")).css("iframe.view::attr(srcdoc)").get(), "utf-8")
+        shot(view, IMG / "inspect-view.png", work, 760)
         # the node list from a few nodes before the first kept one, which is opened as a click would: its
         # rule, XPath and reTPS (headless chromium does not scroll to a #fragment before its screenshot)
         text = report.read_text("utf-8")

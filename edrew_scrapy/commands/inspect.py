@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         compare = ("trafilatura", text)
     card = getattr(scorer, "card", None) or {}
     model = {"name": card.get("name"), "directory": str(getattr(scorer, "directory", "") or args.model or "")}
-    report, summary = page_report_html(page, extraction, source=args.input, model=model, compare=compare,
+    report, summary = page_report_html(page, extraction, data=data, source=args.input, model=model, compare=compare,
                                        seconds=elapsed)
     with open(args.out, "w", encoding="utf-8", errors="replace") as out:
         out.write(report)

@@ -75,13 +75,14 @@ class EdrewReports:
         if index < self.limit:
             # the page and its scores stay referenced until written: N pages at most
             self.pending.append(self.executor.submit(self._write_page, index, response.url, page, extraction,
-                                                     seconds))
+                                                     response.body, seconds))
 
-    def _write_page(self, index: int, url: str, page, extraction, seconds) -> tuple:
+    def _write_page(self, index: int, url: str, page, extraction, body: bytes, seconds) -> tuple:
         """The report thread: render and write one page's report; (url, file name, kept share, kept words)."""
         from ..report import page_report_html, report_name
 
-        text, numbers = page_report_html(page, extraction, source=url, model=self.model, seconds=seconds)
+        text, numbers = page_report_html(page, extraction, data=body, source=url, model=self.model,
+                                         seconds=seconds)
         name = report_name(index, url)
         (self.folder / name).write_text(text, encoding="utf-8", errors="replace")
         return url, name, numbers.kept_share, numbers.kept_words
