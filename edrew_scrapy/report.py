@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 import html
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
@@ -226,9 +227,12 @@ def page_view(data, encoding: str, page: Page, scores, reasons: Sequence[str]) -
     except ImportError:
         return None
     text = data.decode(encoding or "utf-8", "replace") if isinstance(data, (bytes, bytearray)) else data
+    # characters an XML tree cannot hold (NUL, controls, lone surrogates) would stop lxml; as UTF-8 bytes
+    # with the encoding given, an XHTML page's own <?xml encoding=...?> declaration does not matter
+    clean = _NOT_XML.sub("", text).encode("utf-8")
     try:
-        root = lxml.html.document_fromstring(text)
-    except (lxml.etree.ParserError, ValueError):
+        root = lxml.html.document_fromstring(clean, parser=lxml.html.HTMLParser(encoding="utf-8"))
+    except (lxml.etree.LxmlError, ValueError):  # "Document is empty", ...
         return None
     marks: Dict[object, Tuple[int, str]] = {}
     for i, node in enumerate(page.nodes):
@@ -251,6 +255,9 @@ def page_view(data, encoding: str, page: Page, scores, reasons: Sequence[str]) -
     except RecursionError:  # nested past Python's stack: the report goes without the view
         return None
     return "<!DOCTYPE html>" + lxml.html.tostring(out, encoding="unicode", method="html")
+
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _safe_css(css: str) -> bool:

@@ -149,3 +149,22 @@ def test_page_view_keeps_text_and_safe_styles_only():
     assert "<img" not in view and "image: a cat" in view and "hidden template" not in view
     assert "<custom-el" not in view and "Custom text." in view
     assert view.count('data-edrew="kept"') == sum(r == "kept" for r in explain(page, scores, 0.5, 0.7).reasons)
+
+
+@pytest.mark.parametrize("data", [
+    b"", b"\x00\x01\x02binary\xff\xfe", "<div>" * 5000 + "deep text here" + "</div>" * 5000,
+    "<p>" + "x" * 200_000 + "</p>", f"<p title='{'A' * 500_000}'>huge attribute</p>", "<p>nul \x00 char</p>",
+    "<p>lone \ud800 surrogate</p>", b"<p>bad \xc3\x28 utf-8</p>", "<table><p>mis<li>nested</table></p>",
+    "<?xml version='1.0'?><!DOCTYPE x><svg><p>in svg</p></svg>",
+], ids=["empty", "binary", "deep", "long-text", "huge-attribute", "nul", "surrogate", "bad-utf8", "misnested",
+        "xml"])
+def test_bad_pages_give_a_report(data, tmp_path):
+    page = serialize(data)
+    scores = np.linspace(0, 1, len(page.nodes), dtype=np.float32)
+    decision = explain(page, scores, 0.5, 0.7) if page.nodes else None
+    view = page_view(data, page.encoding, page, scores, decision.reasons) if decision else None
+    report, summary = page_report(page, scores if decision else None, decision, view=view)
+    out = tmp_path / "r.html"
+    out.write_text(report, encoding="utf-8", errors="replace")
+    assert summary.nodes == len(page.nodes) and out.stat().st_size > 0
+    assert "<script" not in report

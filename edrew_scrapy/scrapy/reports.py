@@ -65,10 +65,10 @@ class EdrewReports:
         request.meta[_STARTED_KEY] = time.perf_counter()
 
     def response_received(self, response, request, spider=None) -> None:
+        started = request.meta.pop(_STARTED_KEY, None)
         page, extraction = request.meta.get(META_KEY), request.meta.get(EXTRACTION_KEY)
         if page is None or extraction is None:
             return
-        started = request.meta.pop(_STARTED_KEY, None)
         seconds = time.perf_counter() - started if started is not None else None
         index = self.summary.pages
         self.summary.add(response.url, _numbers(page, extraction), seconds)
