@@ -1,0 +1,180 @@
+"""Page metadata (edrew_scrapy/metadata.py) on small pages: JSON-LD, Open Graph, microdata, none, hostile."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import pytest
+
+from edrew_scrapy import metadata
+from edrew_scrapy.extract import ExtractedNode, Extraction
+from edrew_scrapy.metadata import (METADATA_FIELDS, Metadata, bcp47, describe, headline_from_title, page_metadata,
+                                   read_declared)
+from edrew_scrapy.serializer import serialize
+
+TODAY = dt.date(2026, 11, 27)
+URL = "https://news.example.com/2025/09/04/council-story"
+
+
+def meta_of(html, **kw) -> Metadata:
+    return page_metadata(html, url=kw.pop("url", URL), today=TODAY, **kw)
+
+
+JSONLD = """<!doctype html><html lang="en-gb"><head><title>Council backs bike lanes | Riverside Gazette</title>
+<script type="application/ld+json">{"@context": "https://schema.org", "@graph": [
+ {"@type": "WebSite", "name": "Riverside Gazette"},
+ {"@type": "NewsArticle", "headline": "Council backs bike lanes on Quay Road",
+  "author": [{"@type": "Person", "name": "Maya Okonkwo"}, {"@type": "Person", "name": "Tom &amp; Jo"}],
+  "datePublished": "2025-09-04T08:30:00+01:00", "dateModified": "2025-09-05",
+  "description": "A two-way cycle track.", "publisher": {"@type": "Organization", "name": "Gazette Ltd"}}]}
+</script></head><body><h1>Something else</h1><p>Body text of the article, long enough.</p></body></html>"""
+
+
+def test_json_ld_article():
+    m = meta_of(JSONLD)
+    assert m.headline == "Council backs bike lanes on Quay Road"
+    assert m.author == ["Maya Okonkwo", "Tom & Jo"]
+    assert (m.date_published, m.date_modified) == ("2025-09-04", "2025-09-05")
+    assert m.language == "en-GB" and m.site_name == "Riverside Gazette"
+    assert m.description == "A two-way cycle track." and m.skipped == ()
+    assert list(m.fields()) == list(METADATA_FIELDS)
+
+
+OPENGRAPH = """<html><head><title>ignored</title>
+<meta property="og:title" content="How to fix a puncture | Cycle Shop">
+<meta property="og:site_name" content="Cycle Shop"><meta property="og:locale" content="de_DE">
+<meta property="article:published_time" content="2024-03-01T10:00:00Z">
+<meta name="description" content="Step by step."><meta name="author" content="By Jane Roe">
+</head><body><p>Text</p></body></html>"""
+
+
+def test_open_graph_and_meta():
+    m = meta_of(OPENGRAPH)
+    assert m.headline == "How to fix a puncture"  # the site's name after the separator is dropped
+    assert m.site_name == "Cycle Shop" and m.language == "de-DE"
+    assert m.date_published == "2024-03-01" and m.date_modified is None
+    assert m.author == ["Jane Roe"] and m.description == "Step by step."
+
+
+MICRODATA = """<html lang="fr"><head><title>Recette | Cuisine</title></head><body>
+<article itemscope itemtype="https://schema.org/Article">
+<h1 itemprop="headline">La tarte aux pommes</h1>
+<span itemprop="author" itemscope itemtype="https://schema.org/Person"><span itemprop="name">Marie Curie</span></span>
+<time itemprop="datePublished" datetime="2023-10-01">1er octobre</time>
+<div itemprop="articleBody"><p>Prenez des pommes.</p></div></article></body></html>"""
+
+
+def test_microdata_article():
+    m = meta_of(MICRODATA)
+    assert m.headline == "La tarte aux pommes" and m.author == ["Marie Curie"]
+    assert m.date_published == "2023-10-01" and m.language == "fr"
+
+
+NONE = """<html><head><title>Opening hours - Town Library</title></head><body>
+<nav><a href="/">Home</a></nav><h1>Opening hours</h1><p>We open at nine on weekdays and at ten on Saturdays.</p>
+</body></html>"""
+
+
+def test_a_page_that_declares_nothing():
+    m = meta_of(NONE, url="https://library.example.org/hours")
+    assert m.headline == "Opening hours"
+    assert m.author == [] and m.date_published is None and m.language is None and m.site_name is None
+    assert m.description is None and m.page_type is None  # no classifier given
+
+
+def test_the_heading_nearest_the_kept_region_is_the_headline_when_none_is_declared():
+    html = """<html><head><title>Acme</title></head><body><h1>Acme Corp</h1><div><p>Menu entry</p></div>
+    <main><h2>Quarterly results are in</h2><p>Revenue rose by a tenth over the quarter, the board said.</p></main>
+    <footer><h2>Contact us</h2></footer></body></html>"""
+    page = serialize(html, url="https://acme.example/q3")
+    body = next(n for n in page.nodes if n.content.startswith("Revenue"))
+    kept = Extraction(url=page.url, title=page.title, text=body.content,
+                      nodes=[ExtractedNode(content=body.content, score=0.9, path=body.path, index=body.index)])
+    assert metadata._heading_near_region(page, kept) == "Acme Corp"  # an h1 wins over an h2
+    m = page_metadata(html, page, kept, today=TODAY)
+    assert m.headline == "Acme Corp"
+    no_h1 = html.replace("<h1>Acme Corp</h1>", "")
+    page = serialize(no_h1, url="https://acme.example/q3")
+    body = next(n for n in page.nodes if n.content.startswith("Revenue"))
+    kept.nodes[0].index = body.index
+    assert page_metadata(no_h1, page, kept, today=TODAY).headline == "Quarterly results are in"
+
+
+@pytest.mark.parametrize("title,site,host,expected", [
+    ("How to X | Acme", None, None, "How to X"),
+    ("Acme - How to bake bread at home", None, "www.acme.com", "How to bake bread at home"),
+    ("How to bake bread at home — Acme Bakery", "Acme Bakery", None, "How to bake bread at home"),
+    ("No separator here", None, None, "No separator here"),
+    ("Spider-Man review", None, None, "Spider-Man review"),  # a hyphen inside a word is no separator
+    ("Acme", "Acme", None, "Acme"),
+])
+def test_headline_from_title(title, site, host, expected):
+    assert headline_from_title(title, site, host) == expected
+
+
+@pytest.mark.parametrize("value,expected", [("en_us", "en-US"), ("zh-hant-tw", "zh-Hant-TW"), ("EN", "en"),
+                                            ("es-419", "es-419"), ("", None), ("english please", None),
+                                            ("en-US,en;q=0.9", "en-US")])
+def test_bcp47(value, expected):
+    assert bcp47(value) == expected
+
+
+def test_dates_in_the_future_or_before_1990_are_dropped():
+    for day in ("2027-01-01", "1989-12-31", "2025-13-40"):
+        html = f'<html><head><meta property="article:published_time" content="{day}"></head><body><p>x</p></body></html>'
+        assert meta_of(html, url="https://example.com/a").date_published is None, day
+    html = '<html><head><meta property="article:published_time" content="1990-01-01"></head><body>x</body></html>'
+    assert meta_of(html, url="https://example.com/a").date_published == "1990-01-01"
+
+
+def test_bylines_give_the_author_where_none_is_declared():
+    html = ('<html><body><h1>T</h1><p class="byline">By <a rel="author" href="/m">Maya Okonkwo</a></p>'
+            '<p>Body</p></body></html>')
+    assert meta_of(html).author == ["Maya Okonkwo"]
+    assert describe(read_declared(html, today=TODAY), bylines=False).author == []
+
+
+# ---- hostile and broken input: never raises, each skipped part named -------------------------------
+
+def test_a_broken_json_ld_block_costs_only_itself():
+    html = JSONLD.replace("<script", '<script type="application/ld+json">{"@type": "Product", broken</script><script', 1)
+    m = meta_of(html)
+    assert m.headline == "Council backs bike lanes on Quay Road" and "jsonld" in m.skipped
+
+
+def test_deeply_nested_json_ld_and_microdata():
+    deep = "[" * 100_000 + "]" * 100_000
+    html = f'<html><head><script type="application/ld+json">{deep}</script></head><body><p>x</p></body></html>'
+    assert "jsonld" in meta_of(html).skipped
+    nested = '<div itemscope itemtype="https://schema.org/Thing" itemprop="x">' * 3000 + "</div>" * 3000
+    m = meta_of(f"<html><body>{nested}<p>text</p></body></html>")
+    assert "microdata" in m.skipped  # extruct's recursion gives up; the rest of the page is read
+    assert m.date_published == "2025-09-04"  # from the URL, through htmldate
+    many = '<span itemscope itemtype="https://schema.org/Thing"><b itemprop="name">n</b></span>' * 3000
+    assert "microdata-too-many" in meta_of(f"<html><body>{many}</body></html>").skipped
+
+
+def test_oversized_input_is_cut_and_counted(monkeypatch):
+    monkeypatch.setattr(metadata, "MAX_JSONLD_CHARS", 100)
+    monkeypatch.setattr(metadata, "MAX_HTML_CHARS", 5_000)
+    block = json.dumps({"@type": "Article", "headline": "x" * 200})
+    html = f'<html><head><script type="application/ld+json">{block}</script></head><body>{"<p>a</p>" * 2000}</body></html>'
+    m = meta_of(html)
+    assert {"too-large", "jsonld-too-large"} <= set(m.skipped) and m.headline is None or m.headline != "x" * 200
+
+
+@pytest.mark.parametrize("data", [b"", "", b"\x00\x01\x02", "\x0b\x0c", b"\xff\xfe<html>\x00<p>x",
+                                  "<html><head><meta property='og:title' content=''></head></html>",
+                                  '<script type="application/ld+json">null</script>',
+                                  '<script type="application/ld+json">[1, "a", {"@type": 5, "author": {"name": []}}]</script>',
+                                  '<script type="application/ld+json">{"@graph": {"a": 1}, "author": [[["x"]]]}</script>',
+                                  '<html prefix="og: %%%"><head><meta property="og:title" content="T"></head></html>'])
+def test_hostile_input_never_raises(data):
+    m = page_metadata(data, url="not a url", today=TODAY)
+    assert isinstance(m, Metadata) and set(m.fields()) == set(METADATA_FIELDS)
+
+
+def test_bytes_are_decoded_with_the_declared_charset():
+    html = "<html><head><title>Café crème | Bistro</title></head><body><p>x</p></body></html>".encode("latin-1")
+    assert meta_of(html, encoding="text/html; charset=ISO-8859-1").headline == "Café crème"
+    assert meta_of(html, encoding="text/html; charset=no-such-codec").headline is not None
