@@ -19,21 +19,26 @@ COMMANDS = {
     "inspect": "write an HTML report of one page: its nodes coloured by score, the rule that decided each",
     "train": "pre-train the reTPS biLM and train the relevance classifier on a labelled dataset",
     "merge": "merge the JSON Lines feeds of a distributed crawl's processes, each page item once",
+    "train-pagetype": "train the page-type classifier on WCXB page types, cross-validated by domain",
 }
+
+
+def _module(command: str) -> str:
+    return command.replace("-", "_")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="edrew", description="EDREW relevant-content extraction")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, help_text in COMMANDS.items():
-        module = importlib.import_module(f"edrew_scrapy.commands.{name}")
+        module = importlib.import_module(f"edrew_scrapy.commands.{_module(name)}")
         module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
     return parser
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = build_parser().parse_args(argv)
-    module = importlib.import_module(f"edrew_scrapy.commands.{args.command}")
+    module = importlib.import_module(f"edrew_scrapy.commands.{_module(args.command)}")
     try:
         return int(module.run(args) or 0)
     except BrokenPipeError:  # `edrew nodes page.html | head` is normal use

@@ -1,0 +1,143 @@
+"""`edrew train-pagetype [PATH] --out FILE [--cache FILE] [--folds 5]`: the page-type classifier.
+
+Reads WCXB-format pages (`_internal.page_type.primary`), serialises and scores each with `--model`
+(the shipped default), computes pagetype.page_features, and caches them as JSON lines in `--cache`
+(a second run reads the cache and scores nothing). Reports accuracy cross-validated by registrable
+domain (`--folds`, every page tested once by a classifier trained without its domain), per type and
+overall, then trains on every page and writes the weights to `--out` (JSON, with the cross-validated
+accuracy, the command and the dataset in it). `--predictions FILE` writes each page's cross-validated
+prediction (JSON lines), which scripts/metadata_eval.py reads.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from .options import CommandError, UsageError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", nargs="?", default=None, help="the WCXB folder (default: $EDREW_WCXB)")
+    parser.add_argument("--out", required=True, help="where to write the weights (models/default/pagetype.json)")
+    parser.add_argument("--cache", default=None, help="JSON-lines file of each page's features: read when it "
+                                                     "exists, written otherwise")
+    parser.add_argument("--model", default=None, help="the model whose extraction the features read (default: the "
+                                                     "shipped models/default)")
+    parser.add_argument("--folds", type=int, default=5, help="cross-validation folds by registrable domain (default 5)")
+    parser.add_argument("--c", type=float, default=0.1, help="inverse L2 strength of the logistic regression")
+    parser.add_argument("--min-domains", type=int, default=10,
+                        help="a feature is kept when at least this many domains have it (default 10)")
+    parser.add_argument("--predictions", default=None, help="write each page's cross-validated prediction here")
+    parser.add_argument("--limit", type=int, default=0, help="read only the first N pages (smoke tests)")
+
+
+def feature_rows(root: Path, model, limit: int = 0):
+    """One {id, url, group, label, features} per page, serialised and scored with `model`."""
+    from ..data import domain_of, read_source, registrable_domain
+    from ..data.wcxb import load_truth, page_ids
+    from ..extract import extract
+    from ..model.scorer import load_model
+    from ..pagetype import page_features
+    from ..serializer import serialize
+
+    scorer = load_model(model)
+    for page_id in page_ids(root)[: limit or None]:
+        truth = load_truth(root, page_id)
+        url = truth.get("url") or ""
+        label = ((truth.get("_internal") or {}).get("page_type") or {}).get("primary") or "unknown"
+        page = serialize(read_source(root / "html" / f"{page_id}.html.gz"), encoding="utf-8", url=url)
+        extraction = extract([page], scorer=scorer)[0]
+        yield {"id": page_id, "url": url, "group": registrable_domain(domain_of(url)), "label": label,
+               "features": page_features(page, extraction)}
+
+
+def cross_validate(rows, folds: int, c: float, min_domains: int):
+    """Each row's prediction by a classifier trained on the folds without its domain: (label, prob) lists."""
+    from types import SimpleNamespace
+
+    from ..data.splits import group_kfold
+    from ..pagetype import PageTypeClassifier, fit_spec
+
+    pages = [SimpleNamespace(group=r["group"], domain=r["group"]) for r in rows]
+    predicted = [None] * len(rows)
+    for train, test in group_kfold(pages, folds):
+        spec = fit_spec([rows[i]["features"] for i in train], [rows[i]["label"] for i in train], c=c,
+                        min_pages=min_domains, groups=[rows[i]["group"] for i in train])
+        classifier = PageTypeClassifier(spec)
+        for i in test:
+            p = classifier.probabilities(rows[i]["features"])
+            best = int(p.argmax())
+            predicted[i] = (classifier.classes[best], float(p[best]))
+    return predicted
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except CommandError as exc:
+        print(f"edrew train-pagetype: {exc}", file=sys.stderr)
+        return exc.status
+
+
+def _run(args: argparse.Namespace) -> int:
+    import os
+
+    from ..pagetype import FEATURE_VERSION, fit_spec
+
+    root = Path(args.path or os.environ.get("EDREW_WCXB", ""))
+    if not str(root) or not (root / "ground-truth").is_dir():
+        raise UsageError(f"{root or 'no folder given'}: not a WCXB folder (give PATH or set EDREW_WCXB)")
+    if args.folds < 2:
+        raise UsageError("--folds must be 2 or more")
+    rows = None
+    cache = Path(args.cache) if args.cache else None
+    if cache is not None and cache.exists():
+        rows = [json.loads(line) for line in cache.read_text(encoding="utf-8").splitlines() if line.strip()]
+        if rows and rows[0].get("feature_version") != FEATURE_VERSION:
+            raise CommandError(f"{cache}: features of version {rows[0].get('feature_version')}, this code computes "
+                               f"{FEATURE_VERSION}; delete the cache")
+        rows = rows[: args.limit or None]
+    if rows is None:
+        rows = []
+        for row in feature_rows(root, args.model, args.limit):
+            row["feature_version"] = FEATURE_VERSION
+            rows.append(row)
+        if cache is not None:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            cache.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    predicted = cross_validate(rows, args.folds, args.c, args.min_domains)
+    right = Counter()
+    total = Counter()
+    for row, (label, _) in zip(rows, predicted):
+        total[row["label"]] += 1
+        right[row["label"]] += label == row["label"]
+    accuracy = sum(right.values()) / max(1, len(rows))
+    print(f"page type accuracy, {args.folds}-fold by registrable domain: {accuracy:.4f} ({len(rows)} pages)")
+    for label in sorted(total, key=lambda k: -total[k]):
+        print(f"  {label:<14} {right[label] / total[label]:.3f} of {total[label]}")
+    if args.predictions:
+        with open(args.predictions, "w", encoding="utf-8") as f:
+            for row, (label, p) in zip(rows, predicted):
+                f.write(json.dumps({"id": row["id"], "label": row["label"], "predicted": label, "p": round(p, 4)})
+                        + "\n")
+    spec = fit_spec([r["features"] for r in rows], [r["label"] for r in rows], c=args.c,
+                    min_pages=args.min_domains, groups=[r["group"] for r in rows])
+    spec["card"] = {
+        "what": "WCXB page type of a page from its URL, declared types, node statistics and kept text "
+                "(edrew_scrapy/pagetype.py)",
+        "pages": len(rows),
+        "cross_validated_accuracy": round(accuracy, 4),
+        "folds": args.folds, "group_by": "registrable domain",
+        "per_type_accuracy": {k: round(right[k] / total[k], 4) for k in sorted(total)},
+        "c": args.c, "min_domains": args.min_domains,
+        "command": "edrew train-pagetype " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else "edrew train-pagetype",
+        "dataset": "WCXB v1.0 development split", "credit": "WCXB, Murrough Foley, 2026, CC-BY-4.0",
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(spec, separators=(",", ":")) + "\n", encoding="utf-8")
+    print(f"wrote {out} ({len(spec['features'])} features, {len(spec['classes'])} types)")
+    return 0

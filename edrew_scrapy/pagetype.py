@@ -1,0 +1,303 @@
+"""What kind of page this is: WCXB's seven page types from cheap page-level features.
+
+A multinomial logistic regression over features the crawl already has: the URL's tokens, the types the
+page declares (declared.py, read by the serializer), statistics of the serialised nodes (counts by tag,
+link density, prices, dates) and of what the model kept (share of nodes and words, their link density),
+and the words of the page's headings and kept text that recur across many sites. The weights are
+plain JSON (models/default/pagetype.json, written by `edrew train-pagetype`), never a pickle.
+
+Pure: no Scrapy (torch only through default_classifier, which finds the shipped model folder). Features
+cost a pass over the page's nodes.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from .declared import KINDS, declared_kinds
+from .words import split_words
+
+__all__ = ["FEATURE_VERSION", "FORMAT", "PAGE_TYPES", "PageTypeClassifier", "PageTypeError", "default_classifier",
+           "page_features"]
+
+PAGE_TYPES = ("article", "forum", "product", "collection", "listing", "documentation", "service")
+FORMAT = "edrew-pagetype"
+FEATURE_VERSION = 1
+FILE_NAME = "pagetype.json"
+
+_URL_SPLIT = re.compile(r"[^a-z0-9]+")
+_PRICE = re.compile(r"(?:[$€£¥₹]\s?\d|\d\s?(?:€|zł|kr|eur|usd|gbp)\b|\b(?:usd|eur|gbp)\s?\d)", re.I)
+_DATE = re.compile(r"\b(?:19|20)\d\d[-/.]\d{1,2}[-/.]\d{1,2}\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+                   r"[a-z]*\.? \d{1,2},? (?:19|20)\d\d\b|\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+                   r"[a-z]* (?:19|20)\d\d\b", re.I)
+_WORD = re.compile(r"^[^\W\d_]{3,20}$")
+
+# how many of a page's words are read for its word features: the opening of a long page says what it is
+MAX_WORDS = 2_000
+
+_TAG_GROUPS = {
+    "h1": ("h1",), "h2": ("h2", "h3"), "h4": ("h4", "h5", "h6"), "li": ("li",), "td": ("td", "th"),
+    "code": ("pre", "code", "kbd", "samp"), "p": ("p",), "a": ("a",), "form": ("button", "select", "option",
+                                                                                 "label", "input", "textarea"),
+    "dt": ("dt", "dd"), "blockquote": ("blockquote",), "span": ("span",), "div": ("div",),
+}
+_TAG_TO_GROUP = {tag: group for group, tags in _TAG_GROUPS.items() for tag in tags}
+
+
+class PageTypeError(ValueError):
+    """A page-type weights file that cannot be used: names the file and what is wrong."""
+
+
+def page_features(page, extraction=None, url: Optional[str] = None) -> Dict[str, float]:
+    """Named feature values of one page (sparse: absent names are 0). `extraction` may be None."""
+    feats: Dict[str, float] = {}
+    url = url or getattr(page, "url", None) or ""
+    _url_features(url, feats)
+    declared = tuple(getattr(page, "declared", ()) or ())
+    for name in declared[:32]:
+        feats["t:" + name] = 1.0
+    for kind, on in zip(KINDS, declared_kinds(declared)):
+        if on:
+            feats["k:" + kind] = 1.0
+    nodes = getattr(page, "nodes", None) or []
+    chars = links = words = 0
+    groups: Counter = Counter()
+    prices = dates = hidden = boiler = images = 0
+    text_words: Counter = Counter()
+    read = 0
+    for node in nodes:
+        n = len(node.content)
+        chars += n
+        links += node.link_chars
+        words += len(node.content.split())
+        groups[_TAG_TO_GROUP.get(node.tag, "other")] += 1
+        images += len(node.images)
+        if node.hidden:
+            hidden += 1
+        if node.boilerplate:
+            boiler += 1
+            continue
+        if n < 400:  # prices and dates are short texts; reading every paragraph for them cost more
+            prices += bool(_PRICE.search(node.content))
+            dates += bool(_DATE.search(node.content))
+        if node.tag in ("h1", "h2", "h3", "title") and read < MAX_WORDS:
+            for w in split_words(node.content.lower(), 30):
+                read += 1
+                if _WORD.match(w):
+                    text_words["h:" + w] = 1
+    total = max(1, len(nodes))
+    feats["n_nodes"] = math.log1p(len(nodes))
+    feats["n_words"] = math.log1p(words)
+    feats["words_per_node"] = math.log1p(words / total)
+    feats["link_share"] = links / max(1, chars)
+    feats["n_images"] = math.log1p(images)
+    feats["prices"] = math.log1p(prices)
+    feats["price_share"] = prices / total
+    feats["dates"] = math.log1p(dates)
+    feats["hidden_share"] = hidden / total
+    feats["boilerplate_share"] = boiler / total
+    for group in list(_TAG_GROUPS) + ["other"]:
+        feats["tag_share:" + group] = groups[group] / total
+        feats["tag_n:" + group] = math.log1p(groups[group])
+    if extraction is not None:
+        _kept_features(nodes, extraction, words, feats, text_words)
+    for name in text_words:
+        feats[name] = 1.0
+    return feats
+
+
+def _url_features(url: str, feats: Dict[str, float]) -> None:
+    try:
+        parts = urlsplit(url.lower())
+    except ValueError:
+        return
+    host = (parts.hostname or "").split(".")
+    if len(host) > 2:
+        feats["host:" + host[0]] = 1.0
+    path = parts.path or "/"
+    segments = [s for s in path.split("/") if s]
+    feats["url_depth"] = float(min(len(segments), 10))
+    feats["url_query"] = 1.0 if parts.query else 0.0
+    feats["url_root"] = 1.0 if not segments else 0.0
+    if segments:
+        last = segments[-1]
+        feats["url_last_len"] = math.log1p(len(last))
+        feats["url_last_dashes"] = float(min(last.count("-"), 20))
+        if last.endswith((".html", ".htm", ".php", ".aspx")):
+            feats["url_ext"] = 1.0
+    for token in _URL_SPLIT.split(path + " " + parts.query)[:60]:
+        if not token:
+            continue
+        if token.isdigit():
+            token = "year" if len(token) == 4 and token[:2] in ("19", "20") else "num"
+        elif len(token) > 25:
+            continue
+        feats["u:" + token] = 1.0
+
+
+def _kept_features(nodes: Sequence, extraction, words: int, feats: Dict[str, float], text_words: Counter) -> None:
+    kept = getattr(extraction, "nodes", None) or []
+    feats["kept_share"] = len(kept) / max(1, len(nodes))
+    kept_words = sum(len(n.content.split()) for n in kept)
+    feats["kept_words_share"] = kept_words / max(1, words)
+    feats["kept_words"] = math.log1p(kept_words)
+    if kept:
+        scores = [float(n.score) for n in kept]
+        feats["kept_mean_score"] = sum(scores) / len(scores)
+        by_index = {n.index: n for n in nodes}
+        tags: Counter = Counter()
+        link = chars = 0
+        for k in kept:
+            node = by_index.get(k.index)
+            if node is None:
+                continue
+            tags[_TAG_TO_GROUP.get(node.tag, "other")] += 1
+            link += node.link_chars
+            chars += len(node.content)
+        feats["kept_link_share"] = link / max(1, chars)
+        for group in ("li", "td", "code", "p", "h2", "a"):
+            feats["kept_tag_share:" + group] = tags[group] / len(kept)
+        read = 0
+        for k in kept:
+            for w in split_words(k.content.lower(), 200):
+                if _WORD.match(w):
+                    text_words["w:" + w] = 1
+                read += 1
+            if read >= MAX_WORDS:
+                break
+
+
+class PageTypeClassifier:
+    """Weights read from a pagetype.json; `predict` gives (page type, its probability)."""
+
+    def __init__(self, spec: dict, source: str = "<dict>"):
+        try:
+            if spec.get("format") != FORMAT:
+                raise PageTypeError(f"{source}: format is {spec.get('format')!r}, not {FORMAT!r}")
+            if spec.get("feature_version") != FEATURE_VERSION:
+                raise PageTypeError(f"{source}: feature_version {spec.get('feature_version')!r}, this code "
+                                    f"computes {FEATURE_VERSION}")
+            self.classes: Tuple[str, ...] = tuple(str(c) for c in spec["classes"])
+            names = [str(n) for n in spec["features"]]
+            self.index = {name: i for i, name in enumerate(names)}
+            self.mean = np.asarray(spec["mean"], dtype=np.float64)
+            self.scale = np.asarray(spec["scale"], dtype=np.float64)
+            self.coef = np.asarray(spec["coef"], dtype=np.float64)
+            self.intercept = np.asarray(spec["intercept"], dtype=np.float64)
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, PageTypeError):
+                raise
+            raise PageTypeError(f"{source}: {type(exc).__name__}: {exc}") from None
+        k, d = len(self.classes), len(names)
+        if (self.coef.shape != (k, d) or self.intercept.shape != (k,) or self.mean.shape != (d,)
+                or self.scale.shape != (d,)):
+            raise PageTypeError(f"{source}: shapes do not agree ({k} classes, {d} features, coef {self.coef.shape})")
+        if not (np.isfinite(self.coef).all() and np.isfinite(self.intercept).all() and np.isfinite(self.mean).all()
+                and np.isfinite(self.scale).all() and (self.scale > 0).all()):
+            raise PageTypeError(f"{source}: weights that are not finite, or a scale <= 0")
+        self.card = {key: value for key, value in spec.items() if key not in ("features", "mean", "scale", "coef")}
+
+    @classmethod
+    def load(cls, path) -> "PageTypeClassifier":
+        path = Path(path)
+        try:
+            spec = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise PageTypeError(f"{path}: cannot read: {exc}") from None
+        if not isinstance(spec, dict):
+            raise PageTypeError(f"{path}: not a JSON object")
+        return cls(spec, str(path))
+
+    def vector(self, feats: Dict[str, float]) -> np.ndarray:
+        x = np.zeros_like(self.mean)  # a feature the page lacks is 0
+        for name, value in feats.items():
+            i = self.index.get(name)
+            if i is not None:
+                x[i] = value
+        return (x - self.mean) / self.scale
+
+    def probabilities(self, feats: Dict[str, float]) -> np.ndarray:
+        logits = self.coef @ self.vector(feats) + self.intercept
+        logits -= logits.max()
+        p = np.exp(logits)
+        return p / p.sum()
+
+    def predict(self, page, extraction=None) -> Tuple[str, float]:
+        """The most probable page type and its probability (rounded to 4 places)."""
+        p = self.probabilities(page_features(page, extraction))
+        best = int(np.argmax(p))
+        return self.classes[best], round(float(p[best]), 4)
+
+
+@functools.lru_cache(maxsize=4)
+def default_classifier(directory: Optional[str] = None) -> Optional[PageTypeClassifier]:
+    """The classifier in `directory` (a model directory; None: the shipped models/default), or the
+    shipped one when that directory has none; None when neither has a pagetype.json. A broken file, or
+    one whose size or sha256 differs from what the folder's card.json lists, raises PageTypeError."""
+    from .model.scorer import model_directory
+
+    path = Path(model_directory(directory)) / FILE_NAME
+    if not path.exists() and directory is not None:
+        path = Path(model_directory(None)) / FILE_NAME  # a model of one's own with the shipped page types
+    if not path.exists():
+        return None
+    check_listed(path)
+    return PageTypeClassifier.load(path)
+
+
+def check_listed(path: Path) -> None:
+    """When the folder's card.json lists `path` under "files", its size and sha256 must match."""
+    from .model.files import sha256_of
+
+    try:
+        card = json.loads((path.parent / "card.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # no card (a folder of one's own): the JSON's own checks apply
+    entry = (card.get("files") or {}).get(path.name) if isinstance(card, dict) else None
+    if not isinstance(entry, dict):
+        return
+    if path.stat().st_size != entry.get("bytes") or sha256_of(path) != entry.get("sha256"):
+        raise PageTypeError(f"{path}: size or sha256 does not match the card (file corrupt or changed)")
+
+
+def fit_spec(rows: Iterable[Dict[str, float]], labels: Sequence[str], *, c: float = 0.1, min_pages: int = 10,
+             groups: Optional[Sequence[str]] = None) -> dict:
+    """Train the weights (scikit-learn's LogisticRegression; training only) on feature dicts and their
+    labels. A feature is kept when it is non-zero on at least `min_pages` pages, from at least
+    `min_pages` distinct groups (domains) when `groups` is given, so that no site's own words count."""
+    from sklearn.linear_model import LogisticRegression
+
+    rows = list(rows)
+    seen: Dict[str, set] = {}
+    for i, feats in enumerate(rows):
+        for name, value in feats.items():
+            if value:
+                seen.setdefault(name, set()).add(groups[i] if groups is not None else i)
+    names = sorted(n for n, owners in seen.items() if len(owners) >= min_pages)
+    index = {n: i for i, n in enumerate(names)}
+    x = np.zeros((len(rows), len(names)), dtype=np.float64)
+    for r, feats in enumerate(rows):
+        for name, value in feats.items():
+            i = index.get(name)
+            if i is not None:
+                x[r, i] = value
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-6] = 1.0
+    model = LogisticRegression(C=c, max_iter=3000)
+    model.fit((x - mean) / scale, list(labels))
+    return {"format": FORMAT, "feature_version": FEATURE_VERSION, "classes": [str(c) for c in model.classes_],
+            "features": names, "mean": _rounded(mean), "scale": _rounded(scale),
+            "coef": [_rounded(row) for row in model.coef_], "intercept": _rounded(model.intercept_)}
+
+
+def _rounded(values) -> List[float]:
+    return [float(f"{v:.6g}") for v in values]
