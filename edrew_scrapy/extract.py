@@ -75,6 +75,7 @@ class Extraction:
     scores: Any = field(default=None, compare=False, repr=False)
     rule: Optional[Tuple[float, Optional[float], Optional[float]]] = field(default=None, compare=False,
                                                                             repr=False)
+    metadata: Optional[Any] = None  # a metadata.Metadata, where the caller reads it (metadata.page_metadata)
 
 
 @functools.lru_cache(maxsize=1)

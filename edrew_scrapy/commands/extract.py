@@ -1,10 +1,12 @@
 """`edrew extract FILE_OR_URL... [--model DIR] [--format jsonl|text] [--threshold X]`: relevant content.
 
 jsonl (a contract): one object per input, in input order, with `path` (the input as given), `url`,
-`title`, `text` (relevant node contents in document order joined by "\\n") and `nodes`
-(list of {content, score, path, images}); a page with nothing to score also has `skipped` (why: empty,
-binary, no-text, not-html) and an empty text; an input that cannot be read gives {"path", "error"}
-instead. The exit status is 1 when any input failed, 2 when the model cannot be loaded.
+`title` (the raw <title>), `text` (relevant node contents in document order joined by "\\n"), `nodes`
+(list of {content, score, path, images}) and the page's metadata (docs/metadata.md): `headline`, `author`
+(a list), `date_published`, `date_modified`, `language`, `site_name`, `description`, `page_type`,
+`page_type_probability` (null, or [] for `author`, where the page gives none, and for every page with
+--no-metadata); a page with nothing to score also has `skipped` (why: empty, binary, no-text, not-html)
+and an empty text; an input that cannot be read gives {"path", "error"} instead. The exit status is 1 when any input failed, 2 when the model cannot be loaded.
 """
 from __future__ import annotations
 
@@ -31,21 +33,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a fixed threshold on every page instead of the model's, which a main-content "
                              "model caps on each page at half the page's best score")
     add_region_share(parser, "the model card's")
+    parser.add_argument("--no-metadata", dest="metadata", action="store_false",
+                        help="leave the metadata keys empty (headline, author, dates, ..., page type) and save "
+                             "their cost")
     parser.add_argument("--timeout", type=seconds, default=30.0,
                         help="seconds a URL has to be fetched in, whole (default: 30)")
 
 
 def run(args: argparse.Namespace) -> int:
     from ..extract import extract
+    from ..metadata import Metadata, page_metadata
     from ..model.files import ModelError
     from ..model.scorer import load_model
     from ..page import Page
+    from ..pagetype import PageTypeError, default_classifier
     from ..serializer import serialize
     from ..sources import SourceError, is_html, read_source, type_from_name
 
     try:
         scorer = apply_region_share(load_model(args.model, backend=args.backend), args.region_share)
-    except ModelError as exc:
+        classifier = default_classifier(args.model) if args.metadata else None
+    except (ModelError, PageTypeError) as exc:
         print(f"edrew extract: {exc}", file=sys.stderr)
         return 2
     out = sys.stdout
@@ -61,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
             else:
                 page = serialize(data, encoding=content_type, url=url)
             result = extract([page], scorer=scorer, threshold=args.threshold)[0]
+            if args.metadata and page.nodes:
+                result.metadata = page_metadata(data, page, result, classifier, encoding=content_type, url=url)
         except (SourceError, OSError, ValueError) as exc:
             failed += 1
             if args.format == "jsonl":
@@ -73,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
             record = {"path": source, "url": result.url, "title": result.title, "text": result.text,
                       "nodes": [{"content": n.content, "score": n.score, "path": n.path, "images": n.images}
                                 for n in result.nodes]}
+            record.update((result.metadata or Metadata()).fields())
             if result.skipped:
                 record["skipped"] = result.skipped
             out.write(json.dumps(record, ensure_ascii=False) + "\n")

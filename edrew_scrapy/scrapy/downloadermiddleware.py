@@ -54,6 +54,7 @@ class EdrewDownloaderMiddleware:
         EdrewSpiderMiddleware, looked up on the first response (None without one)."""
         self.crawler = crawler
         self.conf = conf
+        self._classifier = None  # the page-type classifier, loaded on the first page described here
         self._scoring = scoring
         self._looked_up = scoring is not None
         self.stats = EdrewStats(crawler.stats, logger)
@@ -108,8 +109,32 @@ class EdrewDownloaderMiddleware:
         if scoring is not None and page.nodes:
             extraction = await scoring.score(page, response.url)
             if extraction is not None:
+                if self.conf.metadata:
+                    extraction.metadata = await self.pool.run(self._describe, response, page, extraction)
+                    self._count_metadata(extraction)
                 request.meta[EXTRACTION_KEY] = extraction
         return response
+
+    def _describe(self, response, page, extraction):
+        """The page's metadata, in this process (EDREW_WORKERS = 0, or the worker pool failed for good)."""
+        from ..metadata import page_metadata
+        from ..pagetype import default_classifier
+
+        if self._classifier is None:
+            try:
+                self._classifier = default_classifier(self.conf.model) or False
+            except Exception as exc:  # a broken pagetype.json: the metadata goes on without page types
+                self._classifier = False
+                self.stats.error(response.url, "load the page-type classifier for", exc)
+        return page_metadata(response.body, page, extraction, self._classifier or None,
+                             encoding=_declared_encoding(response), url=response.url)
+
+    def _count_metadata(self, extraction) -> None:
+        """edrew/metadata/skipped/<part>: the parts of a page's metadata that were not read (hostile or
+        broken markup, metadata.Metadata.skipped)."""
+        metadata = getattr(extraction, "metadata", None)
+        for part in getattr(metadata, "skipped", ()):
+            self.stats.inc(f"metadata/skipped/{part}")
 
     def _take(self, request, response, outcome):
         """A page serialised and scored in a worker process (EDREW_WORKERS >= 1)."""
@@ -120,6 +145,7 @@ class EdrewDownloaderMiddleware:
             return response
         self._record(request, response, page)
         if outcome.extraction is not None:
+            self._count_metadata(outcome.extraction)
             request.meta[EXTRACTION_KEY] = outcome.extraction
         return response
 

@@ -18,6 +18,16 @@ class PageItem:
     text: str                       # the relevant contents in document order, one per line
     nodes: List[Dict[str, Any]] = field(default_factory=list)  # [{content, score, path}]
     images: List[str] = field(default_factory=list)            # images inside relevant nodes
+    # EDREW_METADATA (edrew_scrapy/metadata.py, docs/metadata.md); None where the page gives none
+    headline: Optional[str] = None                             # the title without " | Site name"
+    author: List[str] = field(default_factory=list)
+    date_published: Optional[str] = None                       # ISO 8601 day
+    date_modified: Optional[str] = None
+    language: Optional[str] = None                             # BCP 47
+    site_name: Optional[str] = None
+    description: Optional[str] = None
+    page_type: Optional[str] = None                            # article, forum, product, collection, ...
+    page_type_probability: Optional[float] = None
 
 
 @dataclass
@@ -31,6 +41,7 @@ class NodeItem:
     path: str                       # XPath of the element in the page
     index: int                      # position among all the page's nodes (document order)
     images: List[str] = field(default_factory=list)
+    page_type: Optional[str] = None  # the page's (EDREW_METADATA)
 
 
 @dataclass

@@ -129,7 +129,7 @@ class ProcessPool:
                  initializer: Callable[..., None] = worker.init, max_restarts: int = MAX_RESTARTS):
         self.size = conf.workers
         self._initargs = (conf.model, conf.backend, conf.torch_threads, conf.threshold, conf.cache_mb,
-                          conf.region_share)
+                          conf.region_share, conf.metadata)
         self._task = task
         self._initializer = initializer
         self._timeout = conf.worker_timeout

@@ -33,6 +33,7 @@ DEFAULTS = {
     "EDREW_WORKERS": 1,             # worker processes that serialise and score; 0: threads in the crawl process
     "EDREW_WORKER_TIMEOUT": 300,    # seconds a worker may take for one batch before it is taken for hung; 0: no limit
     "EDREW_RESUME": True,           # with JOBDIR: restart after an unclean stop; no page twice in a feed
+    "EDREW_METADATA": True,         # headline, author, dates, language, site, description, page type in items
     "EDREW_CACHE_MB": 128,          # the scorer's caches, per process that scores; 0: bounded by entries only
     "EDREW_PIPELINE_FIELDS": ["html"],  # EdrewPipeline: the item fields that hold a page's HTML
     "EDREW_PIPELINE_REPLACE": True,     # EdrewPipeline: replace them; False: add <field>_relevant beside
@@ -60,6 +61,7 @@ class EdrewSettings:
     cache_mb: Optional[float] = 128.0
     region_share: Optional[float] = None  # None: the model card's; 0.0: no main-region step
     worker_timeout: Optional[float] = 300.0  # None: a worker may take as long as it takes
+    metadata: bool = True  # EDREW_METADATA: page metadata (edrew_scrapy/metadata.py) where the page is scored
 
     @classmethod
     def from_settings(cls, settings) -> "EdrewSettings":
@@ -116,6 +118,7 @@ class EdrewSettings:
             worker_timeout=_limit("EDREW_WORKER_TIMEOUT", _optional_float(settings, "EDREW_WORKER_TIMEOUT",
                                                                           DEFAULTS["EDREW_WORKER_TIMEOUT"]),
                                   "a number of seconds"),
+            metadata=settings.getbool("EDREW_METADATA", DEFAULTS["EDREW_METADATA"]),
         )
 
 

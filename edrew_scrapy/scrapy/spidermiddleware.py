@@ -114,14 +114,17 @@ class EdrewSpiderMiddleware:
             return _as_items(self.conf.builder([n.content for n in extraction.nodes], context))
         if not extraction.nodes:
             return []
+        metadata = getattr(extraction, "metadata", None)
+        fields = metadata.fields() if metadata is not None else {}
         if self.conf.items == "node":
             return [NodeItem(url=url, title=title, content=n.content, score=round(float(n.score), 4),
-                             path=n.path, index=n.index, images=list(n.images)) for n in extraction.nodes]
+                             path=n.path, index=n.index, images=list(n.images), page_type=fields.get("page_type"))
+                    for n in extraction.nodes]
         return [PageItem(
             url=url, title=title, text="\n".join(n.content for n in extraction.nodes),
             nodes=[{"content": n.content, "score": round(float(n.score), 4), "path": n.path}
                    for n in extraction.nodes],
-            images=list(extraction.images),
+            images=list(extraction.images), **fields,
         )]
 
 

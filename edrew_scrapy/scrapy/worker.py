@@ -57,12 +57,18 @@ def bootstrap(initializer: Callable[..., None], initargs: tuple) -> None:
 
 
 def init(model: Optional[str], backend: str, torch_threads: int, threshold: Optional[float],
-         cache_mb: Optional[float] = 128.0, region_share: Optional[float] = None) -> None:
-    """Load the model once. A failure is kept and reported by every task, so that its message (a
-    ModelError names the file) reaches the crawl instead of a broken pool."""
+         cache_mb: Optional[float] = 128.0, region_share: Optional[float] = None, metadata: bool = False) -> None:
+    """Load the model (and, with `metadata`, the page-type classifier) once. A failure is kept and
+    reported by every task, so that its message (a ModelError names the file) reaches the crawl instead
+    of a broken pool."""
     _state.clear()
     _state["threshold"] = threshold
+    _state["metadata"] = metadata
     try:
+        if metadata:
+            from ..pagetype import default_classifier
+
+            _state["classifier"] = default_classifier(model)
         import torch
 
         if torch_threads:
@@ -134,6 +140,13 @@ def process(batch: Sequence[PageInput]) -> List[Outcome]:
                 outcome.extraction = extract([outcome.page], scorer=scorer, threshold=threshold)[0]
             except Exception:  # noqa: BLE001
                 outcome.stage, outcome.error = "score", traceback.format_exc(limit=-8)
+    if _state.get("metadata"):
+        from ..metadata import page_metadata
+
+        for outcome, (body, encoding, url) in zip(outcomes, batch):
+            if outcome.extraction is not None:
+                outcome.extraction.metadata = page_metadata(body, outcome.page, outcome.extraction,
+                                                            _state.get("classifier"), encoding=encoding, url=url)
     cache_stats = getattr(scorer, "cache_stats", None)
     if cache_stats is not None:
         outcomes[0].caches = (os.getpid(), cache_stats())
