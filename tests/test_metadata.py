@@ -82,8 +82,8 @@ def test_a_page_that_declares_nothing():
     assert m.description is None and m.page_type is None  # no classifier given
 
 
-def test_the_heading_nearest_the_kept_region_is_the_headline_when_none_is_declared():
-    html = """<html><head><title>Acme</title></head><body><h1>Acme Corp</h1><div><p>Menu entry</p></div>
+def test_without_a_declared_headline_or_a_title_the_heading_nearest_the_kept_region_is_the_headline():
+    html = """<html><head></head><body><h1>Acme Corp</h1><div><p>Menu entry</p></div>
     <main><h2>Quarterly results are in</h2><p>Revenue rose by a tenth over the quarter, the board said.</p></main>
     <footer><h2>Contact us</h2></footer></body></html>"""
     page = serialize(html, url="https://acme.example/q3")
@@ -98,6 +98,8 @@ def test_the_heading_nearest_the_kept_region_is_the_headline_when_none_is_declar
     body = next(n for n in page.nodes if n.content.startswith("Revenue"))
     kept.nodes[0].index = body.index
     assert page_metadata(no_h1, page, kept, today=TODAY).headline == "Quarterly results are in"
+    titled = html.replace("<head>", "<head><title>Q3 results - Acme</title>")
+    assert page_metadata(titled, page, kept, today=TODAY).headline == "Q3 results"  # a <title> comes first
 
 
 @pytest.mark.parametrize("title,site,host,expected", [
@@ -121,7 +123,8 @@ def test_bcp47(value, expected):
 
 def test_dates_in_the_future_or_before_1990_are_dropped():
     for day in ("2027-01-01", "1989-12-31", "2025-13-40"):
-        html = f'<html><head><meta property="article:published_time" content="{day}"></head><body><p>x</p></body></html>'
+        html = (f'<html><head><meta property="article:published_time" content="{day}"></head>'
+                '<body><p>x</p></body></html>')
         assert meta_of(html, url="https://example.com/a").date_published is None, day
     html = '<html><head><meta property="article:published_time" content="1990-01-01"></head><body>x</body></html>'
     assert meta_of(html, url="https://example.com/a").date_published == "1990-01-01"
@@ -137,7 +140,8 @@ def test_bylines_give_the_author_where_none_is_declared():
 # ---- hostile and broken input: never raises, each skipped part named -------------------------------
 
 def test_a_broken_json_ld_block_costs_only_itself():
-    html = JSONLD.replace("<script", '<script type="application/ld+json">{"@type": "Product", broken</script><script', 1)
+    broken = '<script type="application/ld+json">{"@type": "Product", broken</script>'
+    html = JSONLD.replace("<script", broken + "<script", 1)
     m = meta_of(html)
     assert m.headline == "Council backs bike lanes on Quay Road" and "jsonld" in m.skipped
 
@@ -158,7 +162,8 @@ def test_oversized_input_is_cut_and_counted(monkeypatch):
     monkeypatch.setattr(metadata, "MAX_JSONLD_CHARS", 100)
     monkeypatch.setattr(metadata, "MAX_HTML_CHARS", 5_000)
     block = json.dumps({"@type": "Article", "headline": "x" * 200})
-    html = f'<html><head><script type="application/ld+json">{block}</script></head><body>{"<p>a</p>" * 2000}</body></html>'
+    html = (f'<html><head><script type="application/ld+json">{block}</script></head>'
+            f'<body>{"<p>a</p>" * 2000}</body></html>')
     m = meta_of(html)
     assert {"too-large", "jsonld-too-large"} <= set(m.skipped) and m.headline is None or m.headline != "x" * 200
 
@@ -166,8 +171,10 @@ def test_oversized_input_is_cut_and_counted(monkeypatch):
 @pytest.mark.parametrize("data", [b"", "", b"\x00\x01\x02", "\x0b\x0c", b"\xff\xfe<html>\x00<p>x",
                                   "<html><head><meta property='og:title' content=''></head></html>",
                                   '<script type="application/ld+json">null</script>',
-                                  '<script type="application/ld+json">[1, "a", {"@type": 5, "author": {"name": []}}]</script>',
-                                  '<script type="application/ld+json">{"@graph": {"a": 1}, "author": [[["x"]]]}</script>',
+                                  '<script type="application/ld+json">'
+                                  '[1, "a", {"@type": 5, "author": {"name": []}}]</script>',
+                                  '<script type="application/ld+json">'
+                                  '{"@graph": {"a": 1}, "author": [[["x"]]]}</script>',
                                   '<html prefix="og: %%%"><head><meta property="og:title" content="T"></head></html>'])
 def test_hostile_input_never_raises(data):
     m = page_metadata(data, url="not a url", today=TODAY)
@@ -178,3 +185,37 @@ def test_bytes_are_decoded_with_the_declared_charset():
     html = "<html><head><title>Café crème | Bistro</title></head><body><p>x</p></body></html>".encode("latin-1")
     assert meta_of(html, encoding="text/html; charset=ISO-8859-1").headline == "Café crème"
     assert meta_of(html, encoding="text/html; charset=no-such-codec").headline is not None
+
+
+# ---- `edrew extract`'s JSON keys -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tiny_model_dir(tmp_path_factory):
+    from _model_helpers import tiny_model
+
+    path = tmp_path_factory.mktemp("model")
+    tiny_model(path)
+    return path
+
+
+def test_cli_json_has_the_metadata_keys(tiny_model_dir, tmp_path, capsys):
+    from edrew_scrapy.cli import main
+    from edrew_scrapy.pagetype import PAGE_TYPES
+
+    page = tmp_path / "article.html"
+    page.write_text(JSONLD, encoding="utf-8")
+    empty = tmp_path / "empty.html"
+    empty.write_bytes(b"")
+    # a model folder without a pagetype.json: the shipped page-type classifier answers
+    assert main(["extract", str(page), str(empty), "--model", str(tiny_model_dir), "--threshold", "0"]) == 0
+    record, skipped = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert record["title"] == "Council backs bike lanes | Riverside Gazette"  # the raw <title> stays
+    assert record["headline"] == "Council backs bike lanes on Quay Road"
+    assert record["author"] == ["Maya Okonkwo", "Tom & Jo"] and record["date_published"] == "2025-09-04"
+    assert record["date_modified"] == "2025-09-05" and record["language"] == "en-GB"
+    assert record["site_name"] == "Riverside Gazette" and record["description"] == "A two-way cycle track."
+    assert record["page_type"] in PAGE_TYPES and 0 < record["page_type_probability"] <= 1
+    assert skipped["skipped"] == "empty" and skipped["headline"] is None and skipped["author"] == []
+    assert main(["extract", str(page), "--model", str(tiny_model_dir), "--no-metadata"]) == 0
+    bare = json.loads(capsys.readouterr().out)
+    assert all(bare[k] in (None, []) for k in METADATA_FIELDS)
