@@ -2,8 +2,8 @@
 
 A multinomial logistic regression over features the crawl already has: the URL's tokens, the types the
 page declares (declared.py, read by the serializer), statistics of the serialised nodes (counts by tag,
-link density, prices, dates) and of what the model kept (share of nodes and words, their link density),
-and the words of the page's headings and kept text that recur across many sites. The weights are
+link density, prices, dates) and the words of the page that recur across many sites. It
+reads no model score, so it costs one pass over the nodes and runs the same with any model. The weights are
 plain JSON (models/default/pagetype.json, written by `edrew train-pagetype`), never a pickle.
 
 Pure: no Scrapy (torch only through default_classifier, which finds the shipped model folder). Features
@@ -40,8 +40,8 @@ _DATE = re.compile(r"\b(?:19|20)\d\d[-/.]\d{1,2}[-/.]\d{1,2}\b|\b(?:jan|feb|mar|
                    r"[a-z]* (?:19|20)\d\d\b", re.I)
 _WORD = re.compile(r"^[^\W\d_]{3,20}$")
 
-# how many of a page's words are read for its word features: the opening of a long page says what it is
-MAX_WORDS = 2_000
+# words read for the word features (headings' and the rest's, outside boilerplate), the first of the page
+MAX_WORDS = 1_000
 
 _TAG_GROUPS = {
     "h1": ("h1",), "h2": ("h2", "h3"), "h4": ("h4", "h5", "h6"), "li": ("li",), "td": ("td", "th"),
@@ -56,8 +56,8 @@ class PageTypeError(ValueError):
     """A page-type weights file that cannot be used: names the file and what is wrong."""
 
 
-def page_features(page, extraction=None, url: Optional[str] = None) -> Dict[str, float]:
-    """Named feature values of one page (sparse: absent names are 0). `extraction` may be None."""
+def page_features(page, url: Optional[str] = None) -> Dict[str, float]:
+    """Named feature values of one serialised page (sparse: absent names are 0)."""
     feats: Dict[str, float] = {}
     url = url or getattr(page, "url", None) or ""
     _url_features(url, feats)
@@ -88,11 +88,12 @@ def page_features(page, extraction=None, url: Optional[str] = None) -> Dict[str,
         if n < 400:  # prices and dates are short texts; reading every paragraph for them cost more
             prices += bool(_PRICE.search(node.content))
             dates += bool(_DATE.search(node.content))
-        if node.tag in ("h1", "h2", "h3", "title") and read < MAX_WORDS:
-            for w in split_words(node.content.lower(), 30):
+        if read < MAX_WORDS:
+            prefix = "h:" if node.tag in ("h1", "h2", "h3", "title") else "w:"
+            for w in split_words(node.content.lower(), 100):
                 read += 1
                 if _WORD.match(w):
-                    text_words["h:" + w] = 1
+                    text_words[prefix + w] = 1
     total = max(1, len(nodes))
     feats["n_nodes"] = math.log1p(len(nodes))
     feats["n_words"] = math.log1p(words)
@@ -107,8 +108,6 @@ def page_features(page, extraction=None, url: Optional[str] = None) -> Dict[str,
     for group in list(_TAG_GROUPS) + ["other"]:
         feats["tag_share:" + group] = groups[group] / total
         feats["tag_n:" + group] = math.log1p(groups[group])
-    if extraction is not None:
-        _kept_features(nodes, extraction, words, feats, text_words)
     for name in text_words:
         feats[name] = 1.0
     return feats
@@ -141,38 +140,6 @@ def _url_features(url: str, feats: Dict[str, float]) -> None:
         elif len(token) > 25:
             continue
         feats["u:" + token] = 1.0
-
-
-def _kept_features(nodes: Sequence, extraction, words: int, feats: Dict[str, float], text_words: Counter) -> None:
-    kept = getattr(extraction, "nodes", None) or []
-    feats["kept_share"] = len(kept) / max(1, len(nodes))
-    kept_words = sum(len(n.content.split()) for n in kept)
-    feats["kept_words_share"] = kept_words / max(1, words)
-    feats["kept_words"] = math.log1p(kept_words)
-    if kept:
-        scores = [float(n.score) for n in kept]
-        feats["kept_mean_score"] = sum(scores) / len(scores)
-        by_index = {n.index: n for n in nodes}
-        tags: Counter = Counter()
-        link = chars = 0
-        for k in kept:
-            node = by_index.get(k.index)
-            if node is None:
-                continue
-            tags[_TAG_TO_GROUP.get(node.tag, "other")] += 1
-            link += node.link_chars
-            chars += len(node.content)
-        feats["kept_link_share"] = link / max(1, chars)
-        for group in ("li", "td", "code", "p", "h2", "a"):
-            feats["kept_tag_share:" + group] = tags[group] / len(kept)
-        read = 0
-        for k in kept:
-            for w in split_words(k.content.lower(), 200):
-                if _WORD.match(w):
-                    text_words["w:" + w] = 1
-                read += 1
-            if read >= MAX_WORDS:
-                break
 
 
 class PageTypeClassifier:
@@ -230,9 +197,9 @@ class PageTypeClassifier:
         p = np.exp(logits)
         return p / p.sum()
 
-    def predict(self, page, extraction=None) -> Tuple[str, float]:
-        """The most probable page type and its probability (rounded to 4 places)."""
-        p = self.probabilities(page_features(page, extraction))
+    def predict(self, page) -> Tuple[str, float]:
+        """The most probable page type of a serialised page, and its probability (rounded to 4 places)."""
+        p = self.probabilities(page_features(page))
         best = int(np.argmax(p))
         return self.classes[best], round(float(p[best]), 4)
 

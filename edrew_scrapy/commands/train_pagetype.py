@@ -1,8 +1,8 @@
 """`edrew train-pagetype [PATH] --out FILE [--cache FILE] [--folds 5]`: the page-type classifier.
 
-Reads WCXB-format pages (`_internal.page_type.primary`), serialises and scores each with `--model`
-(the shipped default), computes pagetype.page_features, and caches them as JSON lines in `--cache`
-(a second run reads the cache and scores nothing). Reports accuracy cross-validated by registrable
+Reads WCXB-format pages (`_internal.page_type.primary`), serialises each, computes
+pagetype.page_features, and caches them as JSON lines in `--cache` (a second run reads the cache and
+serialises nothing). Reports accuracy cross-validated by registrable
 domain (`--folds`, every page tested once by a classifier trained without its domain), per type and
 overall, then trains on every page and writes the weights to `--out` (JSON, with the cross-validated
 accuracy, the command and the dataset in it). `--predictions FILE` writes each page's cross-validated
@@ -24,8 +24,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="where to write the weights (models/default/pagetype.json)")
     parser.add_argument("--cache", default=None, help="JSON-lines file of each page's features: read when it "
                                                      "exists, written otherwise")
-    parser.add_argument("--model", default=None, help="the model whose extraction the features read (default: the "
-                                                     "shipped models/default)")
     parser.add_argument("--folds", type=int, default=5, help="cross-validation folds by registrable domain (default 5)")
     parser.add_argument("--c", type=float, default=0.1, help="inverse L2 strength of the logistic regression")
     parser.add_argument("--min-domains", type=int, default=10,
@@ -34,24 +32,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=0, help="read only the first N pages (smoke tests)")
 
 
-def feature_rows(root: Path, model, limit: int = 0):
-    """One {id, url, group, label, features} per page, serialised and scored with `model`."""
+def feature_rows(root: Path, limit: int = 0):
+    """One {id, url, group, label, features} per page."""
     from ..data import domain_of, read_source, registrable_domain
     from ..data.wcxb import load_truth, page_ids
-    from ..extract import extract
-    from ..model.scorer import load_model
     from ..pagetype import page_features
     from ..serializer import serialize
 
-    scorer = load_model(model)
     for page_id in page_ids(root)[: limit or None]:
         truth = load_truth(root, page_id)
         url = truth.get("url") or ""
         label = ((truth.get("_internal") or {}).get("page_type") or {}).get("primary") or "unknown"
         page = serialize(read_source(root / "html" / f"{page_id}.html.gz"), encoding="utf-8", url=url)
-        extraction = extract([page], scorer=scorer)[0]
         yield {"id": page_id, "url": url, "group": registrable_domain(domain_of(url)), "label": label,
-               "features": page_features(page, extraction)}
+               "features": page_features(page)}
 
 
 def cross_validate(rows, folds: int, c: float, min_domains: int):
@@ -102,7 +96,7 @@ def _run(args: argparse.Namespace) -> int:
         rows = rows[: args.limit or None]
     if rows is None:
         rows = []
-        for row in feature_rows(root, args.model, args.limit):
+        for row in feature_rows(root, args.limit):
             row["feature_version"] = FEATURE_VERSION
             rows.append(row)
         if cache is not None:
@@ -126,7 +120,7 @@ def _run(args: argparse.Namespace) -> int:
     spec = fit_spec([r["features"] for r in rows], [r["label"] for r in rows], c=args.c,
                     min_pages=args.min_domains, groups=[r["group"] for r in rows])
     spec["card"] = {
-        "what": "WCXB page type of a page from its URL, declared types, node statistics and kept text "
+        "what": "WCXB page type of a page from its URL, declared types, node statistics and heading words "
                 "(edrew_scrapy/pagetype.py)",
         "pages": len(rows),
         "cross_validated_accuracy": round(accuracy, 4),

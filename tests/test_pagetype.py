@@ -1,0 +1,110 @@
+"""The page-type classifier (edrew_scrapy/pagetype.py): features, weights files, training, the shipped one."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from edrew_scrapy.pagetype import (FEATURE_VERSION, FORMAT, PAGE_TYPES, PageTypeClassifier, PageTypeError,
+                                   check_listed, default_classifier, fit_spec, page_features)
+from edrew_scrapy.serializer import serialize
+
+PRODUCT = """<html><head><title>Trail shoe X2 | Shop</title>
+<script type="application/ld+json">{"@type": "Product", "name": "Trail shoe X2", "offers": {"price": "89.00"}}</script>
+</head><body><h1>Trail shoe X2</h1><p class="price">$89.00</p><button>Add to cart</button>
+<ul><li>Size 42</li><li>Size 43</li></ul><p>A light shoe for muddy trails, with a grippy sole.</p></body></html>"""
+
+ARTICLE = """<html><head><title>Council backs bike lanes</title><meta property="og:type" content="article"></head>
+<body><article><h1>Council backs bike lanes</h1><p class="byline">By Maya Okonkwo, March 3, 2026</p>
+<p>Riverside council voted nine to four on Tuesday night to build a two-way protected cycle track.</p>
+<p>Forty-two of the road's parking spaces will be removed, and the work starts in spring.</p></article></body></html>"""
+
+FORUM = """<html><head><title>Chain keeps slipping - Cycling Forum</title></head><body>
+<div class="post"><span class="author">rider42</span><p>My chain keeps slipping on the small cog. Any ideas?</p>
+<a href="/reply">Reply</a><a href="/quote">Quote</a></div>
+<div class="post"><span class="author">wrench</span><p>Check the derailleur hanger first, it is often bent.</p>
+<a href="/reply">Reply</a><a href="/quote">Quote</a></div></body></html>"""
+
+
+def test_features_read_the_url_the_declared_types_and_the_nodes():
+    page = serialize(PRODUCT, url="https://shop.example.com/products/trail-shoe-x2?colour=red")
+    feats = page_features(page)
+    assert feats["u:products"] == 1.0 and feats["host:shop"] == 1.0 and feats["url_query"] == 1.0
+    assert feats["t:product"] == 1.0 and feats["k:product"] == 1.0
+    assert feats["prices"] > 0 and feats["tag_n:li"] > 0 and "h:trail" in feats
+    article = page_features(serialize(ARTICLE, url="https://news.example.com/2026/03/03/bike-lanes"))
+    assert article["u:year"] == 1.0 and article["t:og:article"] == 1.0 and article["dates"] > 0
+    assert page_features(serialize("", url=None)) is not None
+
+
+def _training_rows():
+    urls = {"product": "https://s{}.example/products/item-{}", "article": "https://n{}.example/2026/03/story-{}",
+            "forum": "https://f{}.example/threads/topic-{}"}
+    html = {"product": PRODUCT, "article": ARTICLE, "forum": FORUM}
+    rows, labels, groups = [], [], []
+    for kind in urls:
+        for i in range(12):
+            rows.append(page_features(serialize(html[kind], url=urls[kind].format(i, i))))
+            labels.append(kind)
+            groups.append(f"{kind}{i}")
+    return rows, labels, groups
+
+
+def test_a_classifier_trained_on_feature_rows_predicts_their_types(tmp_path):
+    rows, labels, groups = _training_rows()
+    spec = fit_spec(rows, labels, c=1.0, min_pages=3, groups=groups)
+    assert spec["format"] == FORMAT and spec["feature_version"] == FEATURE_VERSION
+    path = tmp_path / "pagetype.json"
+    path.write_text(json.dumps(spec))
+    classifier = PageTypeClassifier.load(path)
+    for html, url, kind in ((PRODUCT, "https://other.example/products/z", "product"),
+                            (FORUM, "https://talk.example/threads/chain", "forum")):
+        label, p = classifier.predict(serialize(html, url=url))
+        assert label == kind and 0.34 < p <= 1.0
+    probs = classifier.probabilities(page_features(serialize(ARTICLE, url="https://x.example/a")))
+    assert probs.shape == (3,) and abs(float(probs.sum()) - 1.0) < 1e-9
+
+
+def _good_spec():
+    return {"format": FORMAT, "feature_version": FEATURE_VERSION, "classes": ["a", "b"], "features": ["x", "y"],
+            "mean": [0.0, 0.0], "scale": [1.0, 1.0], "coef": [[1.0, 0.0], [0.0, 1.0]], "intercept": [0.0, 0.0]}
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"format": "pickle"}, "format"),
+    ({"feature_version": 999}, "feature_version"),
+    ({"coef": [[1.0, 0.0]]}, "shapes"),
+    ({"scale": [1.0, 0.0]}, "not finite, or a scale"),
+    ({"intercept": [float("nan"), 0.0]}, "not finite"),
+    ({"mean": "x"}, "ValueError|shapes"),
+    ({"classes": None}, "TypeError"),
+])
+def test_a_broken_weights_file_is_a_page_type_error(tmp_path, change, message):
+    spec = {**_good_spec(), **change}
+    path = tmp_path / "pagetype.json"
+    path.write_text(json.dumps(spec))
+    with pytest.raises(PageTypeError, match=message):
+        PageTypeClassifier.load(path)
+
+
+def test_a_file_that_is_no_json_or_differs_from_the_card_is_named(tmp_path):
+    path = tmp_path / "pagetype.json"
+    path.write_bytes(b"\x80not json")
+    with pytest.raises(PageTypeError, match="pagetype.json: cannot read"):
+        PageTypeClassifier.load(path)
+    path.write_text(json.dumps(_good_spec()))
+    (tmp_path / "card.json").write_text(json.dumps({"files": {"pagetype.json": {"bytes": 3, "sha256": "0"}}}))
+    with pytest.raises(PageTypeError, match="does not match the card"):
+        check_listed(path)
+
+
+def test_the_shipped_classifier_is_listed_in_the_card_and_tells_pages_apart():
+    classifier = default_classifier(None)
+    assert classifier is not None and set(classifier.classes) == set(PAGE_TYPES)
+    assert classifier.card["card"]["cross_validated_accuracy"] > 0.5
+    label, p = classifier.predict(serialize(PRODUCT, url="https://shop.example.com/products/trail-shoe-x2"))
+    assert label == "product" and p > 1 / len(PAGE_TYPES)
+    label, _ = classifier.predict(serialize(ARTICLE, url="https://news.example.com/2026/03/03/council-backs-bike-lanes"))
+    assert label == "article"
+    assert np.isfinite(classifier.coef).all()
