@@ -68,6 +68,12 @@ def test_json_lines_feed(page_crawl):
     check_page_items(items, "jsonl")
     article = next(i for i in items if path_of(i["url"]) == ARTICLE)
     assert article["title"].startswith("Council approves protected bike lanes")
+    # EDREW_METADATA, computed in the worker process (EDREW_WORKERS = 1, the default)
+    assert article["headline"] == "Council approves protected bike lanes on Quay Road"
+    assert article["author"] == ["Maya Okonkwo"] and article["date_published"] == "2026-03-03"
+    assert article["language"] == "en" and article["description"].startswith("Riverside council voted")
+    assert article["page_type"] == "article" and 0 < article["page_type_probability"] <= 1
+    assert all({"headline", "page_type", "site_name", "date_modified"} <= set(item) for item in items)
     assert article["text"].splitlines() == [n["content"] for n in article["nodes"]]
     assert all(0.0 <= n["score"] <= 1.0 and n["path"].startswith("/") for n in article["nodes"])
 
@@ -81,7 +87,9 @@ def test_csv_feed(page_crawl):
     out, _ = page_crawl
     with open(out / "items.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert set(rows[0]) == {"url", "title", "text", "nodes", "images"}
+    assert set(rows[0]) == {"url", "title", "text", "nodes", "images", "headline", "author", "date_published",
+                            "date_modified", "language", "site_name", "description", "page_type",
+                            "page_type_probability"}
     check_page_items(rows, "csv")
 
 
@@ -126,6 +134,8 @@ def test_page_items_without_a_twisted_reactor(demo_url, tmp_path, workers):
     [item] = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     assert path_of(item["url"]) == ARTICLE
     assert all(sentence in item["text"] for sentence in ARTICLE_TEXT)
+    assert item["headline"] == "Council approves protected bike lanes on Quay Road"
+    assert item["date_published"] == "2026-03-03" and item["page_type"] == "article"
     assert not any(noise in item["text"] for noise in NOISE)
     assert "Traceback" not in proc.stderr
 
@@ -134,13 +144,14 @@ def test_node_items_under_a_twisted_reactor(demo_url, tmp_path):
     # Not the asyncio reactor this time: the worker threads hand results back through Deferreds.
     out = tmp_path / "nodes.jsonl"
     proc = run_scrapy(["crawl", "edrew", "-a", f"urls={demo_url}/{ARTICLE}", "-a", "max_pages=1",
-                       "-a", "sitemaps=0", "-s", "EDREW_ITEMS=node", "-O", str(out),
+                       "-a", "sitemaps=0", "-s", "EDREW_ITEMS=node", "-s", "EDREW_METADATA=False", "-O", str(out),
                        "-s", "TWISTED_REACTOR=twisted.internet.selectreactor.SelectReactor"])
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "'TWISTED_REACTOR': 'twisted.internet.selectreactor.SelectReactor'" in proc.stderr
     nodes = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     assert {path_of(n["url"]) for n in nodes} == {ARTICLE}
-    assert set(nodes[0]) == {"url", "title", "content", "score", "path", "index", "images"}
+    assert set(nodes[0]) == {"url", "title", "content", "score", "path", "index", "images", "page_type"}
+    assert {n["page_type"] for n in nodes} == {None}  # EDREW_METADATA=False
     contents = [n["content"] for n in nodes]
     assert any(ARTICLE_TEXT[0] in c for c in contents)
     assert not any(noise in c for c in contents for noise in NOISE)

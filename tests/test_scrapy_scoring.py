@@ -90,6 +90,19 @@ def test_page_items_hold_what_extract_keeps(scorer):
     article = results[0][1]
     assert "Riverside council voted nine to four" in article.text
     assert "Accept all cookies" not in article.text
+    # EDREW_METADATA (on by default), in this process's threads as EDREW_WORKERS = 0 does it
+    assert article.headline == "Council approves protected bike lanes on Quay Road"
+    assert article.title.endswith("| The Riverside Gazette")  # the raw <title> stays
+    assert (article.date_published, article.language, article.author) == ("2026-03-03", "en", ["Maya Okonkwo"])
+    assert article.description.startswith("Riverside council voted 9-4") and article.page_type == "article"
+    assert 0 < article.page_type_probability <= 1
+    assert not any(key.startswith("edrew/metadata/") for key in crawler.stats.get_stats())
+
+
+def test_metadata_off_leaves_the_fields_empty(scorer):
+    _, mw = middleware(scorer, EDREW_METADATA=False)
+    [[item]] = run(mw, responses(PAGES[:1]))
+    assert item.text and item.headline is None and item.author == [] and item.page_type is None
 
 
 def test_pages_reach_the_spider_scored_and_its_output_never_waits(scorer):
@@ -126,7 +139,8 @@ def test_node_items_scored_on_the_event_loop_thread(scorer):
     assert outputs and all(isinstance(item, NodeItem) for item in outputs)
     assert len(outputs) == stat(crawler, "relevant_nodes") == stat(crawler, "items")
     assert any("Riverside council voted nine to four" in item.content for item in outputs)
-    assert set(asdict(outputs[0])) == {"url", "title", "content", "score", "path", "index", "images"}
+    assert set(asdict(outputs[0])) == {"url", "title", "content", "score", "path", "index", "images", "page_type"}
+    assert {item.page_type for item in outputs} == {"article"}
 
 
 def test_threshold_zero_keeps_every_node_outside_boilerplate(scorer):

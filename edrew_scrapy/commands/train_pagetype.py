@@ -120,7 +120,7 @@ def _run(args: argparse.Namespace) -> int:
     spec = fit_spec([r["features"] for r in rows], [r["label"] for r in rows], c=args.c,
                     min_pages=args.min_domains, groups=[r["group"] for r in rows])
     spec["card"] = {
-        "what": "WCXB page type of a page from its URL, declared types, node statistics and heading words "
+        "what": "WCXB page type of a page from its URL, declared types, node statistics and words "
                 "(edrew_scrapy/pagetype.py)",
         "pages": len(rows),
         "cross_validated_accuracy": round(accuracy, 4),
