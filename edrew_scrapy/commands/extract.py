@@ -6,7 +6,8 @@ jsonl (a contract): one object per input, in input order, with `path` (the input
 (a list), `date_published`, `date_modified`, `language`, `site_name`, `description`, `page_type`,
 `page_type_probability` (null, or [] for `author`, where the page gives none, and for every page with
 --no-metadata); a page with nothing to score also has `skipped` (why: empty, binary, no-text, not-html)
-and an empty text; an input that cannot be read gives {"path", "error"} instead. The exit status is 1 when any input failed, 2 when the model cannot be loaded.
+and an empty text; an input that cannot be read gives {"path", "error"} instead. The exit status is 1
+when any input failed, 2 when the model (or the page-type classifier) cannot be loaded.
 """
 from __future__ import annotations
 
