@@ -119,6 +119,8 @@ def test_settings_defaults_and_builder_path():
     assert conf.items == "page" and conf.backend == "native" and conf.model is None
     assert conf.max_page_bytes == DEFAULTS["EDREW_MAX_PAGE_BYTES"] and conf.threads == DEFAULTS["EDREW_THREADS"]
     assert conf.region_share is None  # the model card's
+    assert conf.metadata is True and DEFAULTS["EDREW_METADATA"] is True
+    assert EdrewSettings.from_settings(Settings({"EDREW_METADATA": "False"})).metadata is False
 
 
 def test_region_share_setting_reaches_the_in_process_scorer():
