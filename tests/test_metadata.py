@@ -8,8 +8,15 @@ import pytest
 
 from edrew_scrapy import metadata
 from edrew_scrapy.extract import ExtractedNode, Extraction
-from edrew_scrapy.metadata import (METADATA_FIELDS, Metadata, bcp47, describe, headline_from_title, page_metadata,
-                                   read_declared)
+from edrew_scrapy.metadata import (
+    METADATA_FIELDS,
+    Metadata,
+    bcp47,
+    describe,
+    headline_from_title,
+    page_metadata,
+    read_declared,
+)
 from edrew_scrapy.serializer import serialize
 
 TODAY = dt.date(2026, 11, 27)

@@ -6,8 +6,17 @@ import json
 import numpy as np
 import pytest
 
-from edrew_scrapy.pagetype import (FEATURE_VERSION, FORMAT, PAGE_TYPES, PageTypeClassifier, PageTypeError,
-                                   check_listed, default_classifier, fit_spec, page_features)
+from edrew_scrapy.pagetype import (
+    FEATURE_VERSION,
+    FORMAT,
+    PAGE_TYPES,
+    PageTypeClassifier,
+    PageTypeError,
+    check_listed,
+    default_classifier,
+    fit_spec,
+    page_features,
+)
 from edrew_scrapy.serializer import serialize
 
 PRODUCT = """<html><head><title>Trail shoe X2 | Shop</title>
