@@ -5,6 +5,8 @@ import datetime as dt
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from edrew_scrapy import metadata
 from edrew_scrapy.extract import ExtractedNode, Extraction
@@ -226,3 +228,23 @@ def test_cli_json_has_the_metadata_keys(tiny_model_dir, tmp_path, capsys):
     assert main(["extract", str(page), "--model", str(tiny_model_dir), "--no-metadata"]) == 0
     bare = json.loads(capsys.readouterr().out)
     assert all(bare[k] in (None, []) for k in METADATA_FIELDS)
+
+
+_KEYS = st.sampled_from(["@type", "@graph", "@value", "author", "creator", "name", "headline", "datePublished",
+                         "dateModified", "publisher", "inLanguage", "description", "text"]) | st.text(max_size=5)
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=5),
+                     max_leaves=25)
+
+
+@given(value=_JSON, junk=st.text(max_size=200), itemprop=st.sampled_from(["author", "name", "headline", "x"]))
+@settings(max_examples=80, deadline=None)
+def test_fuzzed_json_ld_and_markup_are_read_without_an_error(value, junk, itemprop):
+    html = (f'<html lang="{junk[:8]}"><head><script type="application/ld+json">{json.dumps(value)}</script>'
+            f'<meta property="og:title" content="{junk[:40]}"></head><body>'
+            f'<div itemscope itemtype="https://schema.org/Article"><span itemprop="{itemprop}">{junk}</span></div>'
+            f'</body></html>')
+    declared = read_declared(html, url="https://example.com/a", today=TODAY)
+    m = describe(declared, url="https://example.com/a", today=TODAY)  # raises on a bug: not hidden as "error"
+    assert all(isinstance(name, str) and name for name in m.author)
+    assert m.date_published is None or TODAY >= dt.date.fromisoformat(m.date_published) >= dt.date(1990, 1, 1)
