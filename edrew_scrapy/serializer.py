@@ -3,9 +3,11 @@
 Pure: no Scrapy, no torch. Two linear passes and no recursion, so 200,000 nested elements or a
 million unclosed tags cost what their size costs:
 
-1. tokens -> element records (name, parent, attributes, position `countTags`, text segments) with
-   an explicit stack and HTML's implied end tags (an open <p> closes before a <div>, <li> before
-   the next <li>, ...);
+1. lexbor's HTML5 tree (the tree a browser builds) -> element records (name, parent, attributes,
+   position `countTags`, text segments), in document order with an explicit stack. Pages nested
+   deeper than lexbor handles in linear time (a cheap check, `_too_deep_for_lexbor`) are read with
+   our own tokenizer instead, with an explicit stack and HTML's implied end tags simplified (an open
+   <p> closes before a <div>, <li> before the next <li>, ...);
 2. records -> nodes: formatter children (and inline children of mixed text) are merged into their
    parent's content, every element with content becomes a Node, and its reTPS is the chain of
    token groups from the element up to the root, reversed and cut at `retps_max_tokens`.
@@ -18,17 +20,34 @@ import gc
 import html as _html
 import re
 import threading
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import fields
+from itertools import accumulate
+from operator import sub
 from typing import List, Optional, Union
 from urllib.parse import urljoin
+
+from selectolax.lexbor import LexborHTMLParser
 
 from .declared import declared_types
 from .decoding import charset_from_content_type, decode_html, looks_binary, looks_binary_text
 from .page import Node, Page
 from .tokenizer import END, START, TEXT, parse_attributes, tokenize
-from .tokens import (CLSS, CNT, DEFAULT_CONFIG, HIDE, ID, MONEY, PROP, SEP, VOID_TAGS, WT_PREFIX,
-                     SerializerConfig, fibonacci_bucket)
+from .tokens import (
+    CLSS,
+    CNT,
+    DEFAULT_CONFIG,
+    HIDE,
+    ID,
+    MONEY,
+    PROP,
+    SEP,
+    VOID_TAGS,
+    WT_PREFIX,
+    SerializerConfig,
+    fibonacci_bucket,
+)
 
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*\Z")
@@ -136,7 +155,14 @@ def serialize(data: Union[bytes, bytearray, memoryview, str], *, encoding: Optio
     if "\x00" in text:  # NUL never renders; removing it keeps the text searchable
         text = text.replace("\x00", "")
     with _gc_paused():
-        page = _Builder(config, url).build(text)
+        if _too_deep_for_lexbor(text):
+            page = _Builder(config, url).build(text)
+        else:
+            page = _Builder(config, url).build_tree(text)
+            if not page.nodes:
+                # Browsers drop everything after an attribute quote that never closes (often the whole
+                # page); our tokenizer reads on, and a page with text should not come out empty.
+                page = _Builder(config, url).build(text)
     page.encoding = codec
     page.declared = declared_types(text)
     if not page.nodes and page.skipped is None:
@@ -187,6 +213,7 @@ class _Builder:
         self.keywords = tuple(config.keyword_tokens.items())
         self._base_seen = False
         self.truncated = False
+        self.decoded = False  # text and attribute values arrive with their entities decoded
 
     # ---- pass 1: tokens -> element records ---------------------------------------------------
     def build(self, text: str) -> Page:
@@ -259,6 +286,164 @@ class _Builder:
         if pending is not None:
             self._open(pending, False, stack, open_counts)
         return _NodeBuilder(self).run()
+
+    # ---- pass 1 on lexbor's HTML5 tree ---------------------------------------------------------
+    def build_tree(self, text: str) -> Page:
+        """Pass 1 from the tree lexbor builds, the tree a browser builds: the same element records as
+        build(), read in document order. Entities come decoded, implied end tags are lexbor's."""
+        self.decoded = True
+        cfg = self.cfg
+        els = self.els
+        root = _El("#document", -1, "", 0, 0, False, None, False, False)
+        root.tokens, root.path = [], ""
+        els.append(root)
+        special = self.special_tags
+        skip_with_content, skip_tags = cfg.skip_with_content, cfg.skip_tags
+        max_elements = cfg.max_elements
+        node = LexborHTMLParser(text).root
+        parent = 0
+        todo: list = []  # (next sibling, its parent record) for each element being descended into
+        rest: Optional[_El] = None  # the #overflow record, past max_elements
+        while node is not None:
+            tag = node.tag
+            child = None
+            below = parent  # the record the children of this node belong to
+            if tag == "-text":
+                value = node.text_content
+                el = els[parent] if rest is None else rest
+                el.segs.append(value)
+                if not el.has_text and not value.isspace():
+                    el.has_text = True
+            elif not tag or tag[0] == "-" or tag[0] == "!":  # comments, processing instructions
+                pass
+            elif rest is not None:
+                if tag not in skip_with_content:
+                    rest.segs.append(" ")
+                    child = node.child
+            elif tag not in special:
+                child = node.child
+                below = self._open_node(tag, node.attributes, _starts_with_text(child), parent)
+                if len(els) > max_elements:
+                    rest = self._overflow_record()
+            elif tag in skip_with_content:
+                pass
+            elif tag == "title":
+                if not self.title:
+                    self.title = " ".join(node.text(deep=True).split())
+                self.count_tags += 1
+            elif tag in skip_tags:  # transparent (noscript), or void (link, meta, base, input, area)
+                if tag == "base":
+                    self._base_href(node.attributes.get("href"))
+                child = node.child
+            elif tag in VOID_TAGS:
+                self._void_node(tag, node, parent)
+            else:
+                child = node.child
+                below = self._open_node(tag, node.attributes, _starts_with_text(child), parent)
+                if len(els) > max_elements:
+                    rest = self._overflow_record()
+            if child is not None:
+                todo.append((node.next, parent))
+                node, parent = child, below
+            else:
+                node = node.next
+            while node is None and todo:
+                node, parent = todo.pop()
+        if rest is not None:
+            rest.has_text = _has_text(rest)
+        return _NodeBuilder(self).run()
+
+    def _overflow_record(self) -> _El:
+        """Past max_elements: the rest of the page's text goes, without markup, into one element under
+        <html>, as build() does (see _overflow)."""
+        self.truncated = True
+        els = self.els
+        parent = 1 if len(els) > 1 else 0
+        rest = _El("#overflow", parent, "", self.count_tags, els[parent].depth + 1, False, None, False, False)
+        rest.tokens = [("#overflow", self.count_tags)]
+        rest.path = _Paths(els, self.cfg.max_path_depth).of(parent) + "/*[last()]"
+        els.append(rest)
+        els[parent].segs.append(len(els) - 1)
+        return rest
+
+    def _open_node(self, name: str, attrs: dict, has_content: bool, parent_idx: int) -> int:
+        """_open for an element of lexbor's tree (attributes already parsed and decoded)."""
+        els = self.els
+        parent = els[parent_idx]
+        info = self.name_info.get(name) or _name_info(self.name_info, name, self.cfg)
+        key, wrapper_tag, counted, boilerplate_tag, main_tag = info
+        wrapper = wrapper_tag and not has_content
+        if counted and not wrapper:
+            self.count_tags += 1
+        hidden = parent.hidden
+        in_main = parent.in_main or main_tag
+        boilerplate = parent.boilerplate or boilerplate_tag
+        if boilerplate == "footer" and in_main:
+            boilerplate = ""  # an article's own footer (author, date, tags) can be its content
+        raw = ""
+        if attrs:
+            if None in attrs.values():  # a bare attribute (`<p hidden>`): "" as in parse_attributes
+                attrs = {k: v or "" for k, v in attrs.items()}
+            raw = tuple(attrs.items())  # the key of the per-process caches, as the markup is in build()
+            if not (hidden and boilerplate):
+                if not hidden and ("hidden" in attrs or "style" in attrs):
+                    hidden = _is_hidden(attrs)
+                if not boilerplate and ("role" in attrs or "aria-modal" in attrs) and _is_dialog(attrs):
+                    boilerplate = "dialog"
+                if "role" in attrs:
+                    role = _aria_role(attrs)
+                    if role == "main" or role == "article":
+                        in_main = True
+                        if boilerplate == "footer":
+                            boilerplate = ""
+                    elif not boilerplate:
+                        boilerplate = _ARIA_BOILERPLATE.get(role, "")
+                        if boilerplate == "footer" and in_main:
+                            boilerplate = ""  # as for <footer>: an article's own
+        counts = parent.child_counts
+        if counts is None:
+            counts = parent.child_counts = {}
+        k = counts[key] = counts.get(key, 0) + 1
+        idx = len(els)
+        els.append(_El(name, parent_idx, raw, self.count_tags, parent.depth + 1, hidden, (key, k), wrapper,
+                       parent.in_head or name == "head", attrs, boilerplate, in_main,
+                       parent.in_link or name == "a"))
+        parent.segs.append(idx)
+        return idx
+
+    def _void_node(self, name: str, node, parent_idx: int) -> None:
+        """_void for an element of lexbor's tree."""
+        parent = self.els[parent_idx]
+        if name == "br":
+            parent.segs.append(" ")
+            return
+        if name == "wbr":
+            return
+        self.count_tags += 1
+        if name == "img":
+            attrs = node.attributes
+            src = next((attrs[a] for a in _IMG_SRC_ATTRS if attrs.get(a)), None)
+            if src and not src.startswith("data:"):
+                src = src.strip()
+                src = (_resolve(self.base, src) or src) if self.base else src  # unresolvable: as written
+                self.images.append(src)
+                if parent.images is None:
+                    parent.images = []
+                parent.images.append(src)
+                els = self.els
+                k = parent_idx
+                while k > 0 and not els[k].img_below:
+                    els[k].img_below = True
+                    k = els[k].parent
+
+    def _base_href(self, href: Optional[str]) -> None:
+        """_base for lexbor's tree (the href comes decoded)."""
+        if href and not self._base_seen:
+            self._base_seen = True
+            href = href.strip()
+            base = _resolve(self.url, href) if self.url else href
+            if base is not None:
+                self.base = base
 
     def _overflow(self, kind: int, value: str, events, stack: list) -> None:
         """Past max_elements the page is hostile or broken: keep its remaining text (no markup,
@@ -606,6 +791,7 @@ class _NodeBuilder:
         currencies = cfg.currency_symbols
         paths = _Paths(els, cfg.max_path_depth)
         has_images = bool(b.images)
+        decoded = b.decoded
         for i in range(1, n):
             el = els[i]
             p = el.parent
@@ -620,7 +806,7 @@ class _NodeBuilder:
                 raw = "".join(parts)
             if not raw or raw.isspace():
                 continue
-            content = " ".join((_html.unescape(raw) if "&" in raw else raw).split())
+            content = " ".join((_html.unescape(raw) if "&" in raw and not decoded else raw).split())
             if not content:
                 continue
             chain = self.chains[i] or self._chain(i)
@@ -636,7 +822,8 @@ class _NodeBuilder:
                 self._images(i, absorbed, mixed) if has_images else [], el.depth,
                 len(content) if el.in_link else min(lc, len(content)), el.position,
             ))
-        text_root = " ".join(_unescape("".join(s for s in els[0].segs if type(s) is str)).split())
+        text_root = "".join(s for s in els[0].segs if type(s) is str)
+        text_root = " ".join((text_root if decoded else _unescape(text_root)).split())
         if text_root:  # text outside any element (a plain-text "page")
             nodes.insert(0, Node(index=0, tag="#document", content=text_root, retps=CNT,
                                  bucket=fib[0], parent=-1, path="/"))
@@ -691,7 +878,7 @@ class _NodeBuilder:
         tail = self.group_tails.get(key)
         if tail is None:
             tail = self.b.group_tail(self._attrs(el, False), el.hidden)
-            if len(el.raw) <= _SHARED_MAX_CHARS:
+            if _cacheable(el.raw):
                 self.group_tails[key] = tail
         return tail + (f"{el.name}|{self._bucket(el.position)}",)
 
@@ -855,6 +1042,64 @@ def _xpath_name(name: str) -> str:
         if len(_XPATH_NAMES) < 10000:
             _XPATH_NAMES[name] = key
     return key
+
+
+def _cacheable(raw) -> bool:
+    """Whether an element's attribute key (markup text, or lexbor's (name, value) pairs) is short enough to
+    be kept in the per-process caches."""
+    if type(raw) is str:
+        return len(raw) <= _SHARED_MAX_CHARS
+    return len(raw) <= 16 and sum(len(k) + len(v) for k, v in raw) <= _SHARED_MAX_CHARS
+
+
+def _starts_with_text(child) -> bool:
+    """The thesis's CONTENT group: text (not only white space) comes first inside the element."""
+    while child is not None:
+        tag = child.tag
+        if tag == "-text":
+            return not child.text_content.isspace()
+        if tag != "-comment":
+            return False
+        child = child.next
+    return False
+
+
+# lexbor's tree construction searches its stack of open elements for many tags, so its time grows with
+# depth x tags (20,000 nested <div> 0.5 s, unclosed <b class=N> 2.9 s). Pages with few tags go to lexbor
+# whatever their shape (worst case measured ~0.13 s at 5,000 tags); for the others a linear estimate of
+# the depth decides, and a page that would nest deeper than browsers go (Chromium caps at 512) is read
+# with our own tokenizer (build()). See docs/method-choices.md.
+_LEXBOR_ANY_SHAPE_TAGS = 5000
+_LEXBOR_MAX_DEPTH = 512
+_TAG_NAME = re.compile(r"<(/?[A-Za-z][^\s/>]*+)")
+# Start tags that never stay open below a sibling of their kind: void elements, those HTML closes when
+# the next of their kind (or a block) opens, and the ones a document has once.
+_FLAT_TAGS = VOID_TAGS | frozenset(
+    {"p", "li", "dd", "dt", "option", "optgroup", "tr", "td", "th", "tbody", "thead", "tfoot", "colgroup",
+     "caption", "rb", "rt", "rp", "rtc", "html", "head", "body", "image"})
+
+
+def _depth_step(name: str) -> int:
+    if name[0] == "/":
+        return 0 if name[1:].lower() in _FLAT_TAGS else -1
+    return 0 if name.lower() in _FLAT_TAGS else 1
+
+
+def _too_deep_for_lexbor(text: str) -> bool:
+    """A cheap, linear check (a regex and C-level iteration) that the page could nest past
+    _LEXBOR_MAX_DEPTH: start tags open a level, end tags close one, never below the top; end tags of a
+    name that has fewer start tags (which lexbor ignores) count as not closing anything."""
+    if text.count("<") <= _LEXBOR_ANY_SHAPE_TAGS:
+        return False
+    names = _TAG_NAME.findall(text)
+    steps = {name: _depth_step(name) for name in set(names)}
+    level = list(accumulate(map(steps.__getitem__, names), initial=0))
+    depth = max(map(sub, level, accumulate(level, min)))  # the walk clamped at 0
+    by_name: Counter = Counter()
+    for name, n in Counter(names).items():
+        by_name[name.lower()] += n
+    stray = sum(max(0, n - by_name.get(name[1:], 0)) for name, n in by_name.items() if name[0] == "/")
+    return depth + stray > _LEXBOR_MAX_DEPTH
 
 
 def _has_text(el: _El) -> bool:

@@ -1,9 +1,9 @@
 """A linear-time HTML tokenizer: yields start tags, end tags and text, nothing else.
 
-Why our own and not lxml or lexbor (measured in benchmarks/tokenizers.py, see docs/method-choices.md):
-libxml2 stops building the tree at depth 256 (2,048 with huge_tree) and drops everything below,
-lexbor takes minutes on 200,000 nested <div>, and neither hands us the markup as written. This
-tokenizer keeps any element and attribute name (`<dhi-new-typeahead-input _ngcontent-vmk-c53="">`),
+The serializer reads lexbor's HTML5 tree; this tokenizer is its fallback for the pages lexbor would
+take too long on (nesting deeper than browsers go: lexbor's time grows with depth x tags) and for
+pages an unclosed attribute quote leaves without text (docs/method-choices.md). It keeps any element
+and attribute name (`<dhi-new-typeahead-input _ngcontent-vmk-c53="">`),
 treats `<script>` and `<style>` as raw text as browsers do, and never backtracks:
 
 * every pattern uses possessive quantifiers (Python >= 3.11), so a match attempt reads each

@@ -72,8 +72,9 @@ def test_wrapper_tag_without_content_gets_wt_prefix_and_does_not_count():
     assert n.content == "Home"
     assert "#WTa" in toks(n)
     assert not any(t.startswith("a|") for t in toks(n))
-    # ul and li repeat, a is a wrapper: only span advances countTags
-    assert page.count_tags == 1
+    # ul and li repeat, a is a wrapper: only span advances countTags, besides the html, head and body
+    # elements HTML5 builds around a fragment
+    assert page.count_tags == 1 + 3
 
 
 def test_wrapper_tag_with_content_is_a_regular_node():
@@ -102,7 +103,7 @@ def test_link_nodes_are_all_link_text():
 def test_li_closes_across_a_div():
     page = serialize("<ul><li><div>one<li>two</ul>")
     assert [n.content for n in page.nodes] == ["one", "two"]
-    assert page.nodes[1].path == "/ul[1]/li[2]"
+    assert page.nodes[1].path == "/html[1]/body[1]/ul[1]/li[2]"
 
 
 def test_inline_merge_can_be_turned_off():
@@ -128,14 +129,22 @@ def test_br_does_not_open_a_level_or_count():
 def test_repeating_tag_structure_does_not_advance_count_tags():
     rows = "".join(f"<li>item {i}</li>" for i in range(50))
     page = serialize(f"<div><ul>{rows}</ul></div><div>after</div>")
-    assert page.count_tags == 2  # the two divs
+    assert page.count_tags == 2 + 3  # the two divs, and the html, head and body HTML5 builds
     positions = {n.position for n in page.nodes if n.tag == "li"}
-    assert positions == {1}
+    assert positions == {1 + 3}
+
+
+def test_repeating_tag_structure_does_not_advance_count_tags_in_a_whole_document():
+    rows = "".join(f"<li>item {i}</li>" for i in range(50))
+    page = serialize(f"<html><head></head><body><div><ul>{rows}</ul></div><div>after</div></body></html>")
+    assert page.count_tags == 2 + 3
+    positions = {n.position for n in page.nodes if n.tag == "li"}
+    assert positions == {4}
 
 
 def test_table_cells_do_not_count_either():
     page = serialize("<table><tr><td>a</td><td>b</td></tr><tr><th>c</th></tr></table>")
-    assert page.count_tags == 1  # table only
+    assert page.count_tags == 1 + 1 + 3  # table, and the tbody, html, head and body HTML5 inserts
     assert [n.content for n in page.nodes] == ["a", "b", "c"]
 
 
