@@ -155,19 +155,29 @@ def serialize(data: Union[bytes, bytearray, memoryview, str], *, encoding: Optio
     if "\x00" in text:  # NUL never renders; removing it keeps the text searchable
         text = text.replace("\x00", "")
     with _gc_paused():
-        if _too_deep_for_lexbor(text):
-            page = _Builder(config, url).build(text)
-        else:
-            page = _Builder(config, url).build_tree(text)
-            if not page.nodes:
-                # Browsers drop everything after an attribute quote that never closes (often the whole
-                # page); our tokenizer reads on, and a page with text should not come out empty.
-                page = _Builder(config, url).build(text)
+        page = _build(text, config, url)
     page.encoding = codec
     page.declared = declared_types(text)
     if not page.nodes and page.skipped is None:
         page.skipped = "no-text"
     return page
+
+
+def _build(text: str, config: SerializerConfig, url: Optional[str]) -> Page:
+    """The page from lexbor's tree, or from our tokenizer where lexbor would not be linear."""
+    if _too_deep_for_lexbor(text):
+        return _Builder(config, url).build(text)
+    page = _Builder(config, url).build_tree(text)
+    if not page.nodes:
+        # Browsers drop everything after an attribute quote that never closes (often the whole page);
+        # our tokenizer reads on, and a page with text should not come out empty.
+        page = _Builder(config, url).build(text)
+    return page
+
+
+def _build_with_tokenizer(text: str, config: SerializerConfig, url: Optional[str]) -> Page:
+    """The page from our tokenizer alone (the fallback; benchmarks/serializer.py compares the two)."""
+    return _Builder(config, url).build(text)
 
 
 _gc_lock = threading.Lock()
@@ -1071,6 +1081,7 @@ def _starts_with_text(child) -> bool:
 # with our own tokenizer (build()). See docs/method-choices.md.
 _LEXBOR_ANY_SHAPE_TAGS = 5000
 _LEXBOR_MAX_DEPTH = 512
+_CHECK_CHUNK = 1 << 20  # characters
 _TAG_NAME = re.compile(r"<(/?[A-Za-z][^\s/>]*+)")
 # Start tags that never stay open below a sibling of their kind: void elements, those HTML closes when
 # the next of their kind (or a block) opens, and the ones a document has once.
@@ -1088,17 +1099,34 @@ def _depth_step(name: str) -> int:
 def _too_deep_for_lexbor(text: str) -> bool:
     """A cheap, linear check (a regex and C-level iteration) that the page could nest past
     _LEXBOR_MAX_DEPTH: start tags open a level, end tags close one, never below the top; end tags of a
-    name that has fewer start tags (which lexbor ignores) count as not closing anything."""
+    name that has fewer start tags (which lexbor ignores) count as not closing anything. Read in chunks,
+    so that a hostile page stops the check at its first deep megabyte."""
     if text.count("<") <= _LEXBOR_ANY_SHAPE_TAGS:
         return False
-    names = _TAG_NAME.findall(text)
-    steps = {name: _depth_step(name) for name in set(names)}
-    level = list(accumulate(map(steps.__getitem__, names), initial=0))
-    depth = max(map(sub, level, accumulate(level, min)))  # the walk clamped at 0
+    steps: dict = {}
+    counts: Counter = Counter()
+    level = low = depth = 0
+    pos, n = 0, len(text)
+    while pos < n:
+        end = text.find("<", pos + _CHECK_CHUNK)  # chunks end before a tag, never inside one
+        end = n if end < 0 else end
+        names = _TAG_NAME.findall(text, pos, end)
+        pos = end
+        if not names:
+            continue
+        for name in set(names).difference(steps):
+            steps[name] = _depth_step(name)
+        levels = list(accumulate(map(steps.__getitem__, names), initial=level))
+        lows = list(accumulate(levels, min, initial=low))[1:]
+        depth = max(depth, max(map(sub, levels, lows)))  # the walk clamped at its lowest point so far
+        if depth > _LEXBOR_MAX_DEPTH:
+            return True
+        level, low = levels[-1], lows[-1]
+        counts.update(names)
     by_name: Counter = Counter()
-    for name, n in Counter(names).items():
-        by_name[name.lower()] += n
-    stray = sum(max(0, n - by_name.get(name[1:], 0)) for name, n in by_name.items() if name[0] == "/")
+    for name, k in counts.items():
+        by_name[name.lower()] += k
+    stray = sum(max(0, k - by_name.get(name[1:], 0)) for name, k in by_name.items() if name[0] == "/")
     return depth + stray > _LEXBOR_MAX_DEPTH
 
 
