@@ -332,7 +332,13 @@ class _Builder:
                     child = node.child
             elif tag not in special:
                 child = node.child
-                below = self._open_node(tag, node.attributes, _starts_with_text(child), parent)
+                if child is None:
+                    has_content = False
+                else:  # the CONTENT group: text (not only white space) first inside the element
+                    first = child.tag
+                    has_content = (not child.text_content.isspace() if first == "-text" else
+                                   first == "-comment" and _starts_with_text(child))
+                below = self._open_node(tag, node.attributes, has_content, parent)
                 if len(els) > max_elements:
                     rest = self._overflow_record()
             elif tag in skip_with_content:
@@ -394,7 +400,7 @@ class _Builder:
         if attrs:
             if None in attrs.values():  # a bare attribute (`<p hidden>`): "" as in parse_attributes
                 attrs = {k: v or "" for k, v in attrs.items()}
-            raw = tuple(attrs.items())  # the key of the per-process caches, as the markup is in build()
+            raw = attrs  # made the caches' key, a tuple of its pairs, when pass 2 needs it
             if not (hidden and boilerplate):
                 if not hidden and ("hidden" in attrs or "style" in attrs):
                     hidden = _is_hidden(attrs)
@@ -884,11 +890,14 @@ class _NodeBuilder:
             return tuple(f"{t[0]}|{self._bucket(t[1])}" if type(t) is tuple else t for t in reversed(el.tokens))
         if el.wrapper:
             return (WT_PREFIX + el.name,)
-        key = (el.raw, el.hidden)
+        raw = el.raw
+        if type(raw) is dict:
+            raw = el.raw = tuple(raw.items())
+        key = (raw, el.hidden)
         tail = self.group_tails.get(key)
         if tail is None:
             tail = self.b.group_tail(self._attrs(el, False), el.hidden)
-            if _cacheable(el.raw):
+            if _cacheable(raw):
                 self.group_tails[key] = tail
         return tail + (f"{el.name}|{self._bucket(el.position)}",)
 
@@ -908,7 +917,10 @@ class _NodeBuilder:
         suffixes = self.suffixes
         for j in reversed(path):
             el = els[j]
-            tail = None if el.wrapper or el.tokens is not None else tails.get((el.raw, el.hidden))
+            raw = el.raw
+            if type(raw) is dict:  # lexbor's attributes: their (name, value) pairs are the cache key
+                raw = el.raw = tuple(raw.items())
+            tail = None if el.wrapper or el.tokens is not None else tails.get((raw, el.hidden))
             if tail is None:
                 group = self._group(el)
             else:  # the common case, inlined (positions never pass countTags)
