@@ -310,7 +310,7 @@ class _Builder:
         special = self.special_tags
         skip_with_content, skip_tags = cfg.skip_with_content, cfg.skip_tags
         max_elements = cfg.max_elements
-        node = LexborHTMLParser(text).root
+        node = LexborHTMLParser(_close_self_closed_raw_text(text)).root
         parent = 0
         todo: list = []  # (next sibling, its parent record) for each element being descended into
         rest: Optional[_El] = None  # the #overflow record, past max_elements
@@ -1106,6 +1106,17 @@ def _depth_step(name: str) -> int:
     if name[0] == "/":
         return 0 if name[1:].lower() in _FLAT_TAGS else -1
     return 0 if name.lower() in _FLAT_TAGS else 1
+
+
+# `<iframe .../>`: HTML5 ignores the slash, and an iframe's content is raw text up to `</iframe>`, so
+# one such tag swallows the rest of the page. Pages write it inside <noscript> (the Google Tag Manager
+# snippet, as JSX renders it), which a browser with scripts never parses and which we read as markup
+# (docs/method-choices.md): closed there, as its authors meant and as our tokenizer reads it.
+_SELF_CLOSED_RAW_TEXT = re.compile(r"<(iframe|noembed|noframes|xmp)(?=[\s/])((?:[^<>/]++|/(?!>))*+)/>", re.I)
+
+
+def _close_self_closed_raw_text(text: str) -> str:
+    return _SELF_CLOSED_RAW_TEXT.sub(r"<\1\2></\1>", text)
 
 
 def _too_deep_for_lexbor(text: str) -> bool:

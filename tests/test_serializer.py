@@ -44,6 +44,15 @@ def test_noscript_is_transparent_for_a_client_without_scripts():
     assert not any(t.startswith("noscript|") for t in page.nodes[0].tokens)
 
 
+def test_a_self_closed_iframe_in_noscript_does_not_swallow_the_page():
+    # HTML5 ignores the slash and reads the rest of the page as the iframe's raw text; a browser with
+    # scripts never parses noscript, so the page shows (the tag-manager snippet as JSX writes it)
+    page = serialize('<body><noscript><iframe src="https://t.example/ns" height="0" width="0" '
+                     'style="display:none"/></noscript><main><p>the article</p><p>more of it</p></main></body>')
+    assert [n.content for n in page.nodes] == ["the article", "more of it"]
+    assert not any(n.hidden for n in page.nodes)
+
+
 def test_unclosed_head_ends_at_body():
     html = "<html><head><title>T</title><body><p>Hello world text</p></body></html>"
     page = serialize(html)
