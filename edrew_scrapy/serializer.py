@@ -322,7 +322,9 @@ class _Builder:
                 value = node.text_content
                 el = els[parent] if rest is None else rest
                 el.segs.append(value)
-                if not el.has_text and not value.isspace():
+                # a no-break space counts as text: our tokenizer saw `&nbsp;` undecoded, and it joins
+                # inline siblings into one sentence ("Advertiser:&nbsp;<span>name</span>")
+                if not el.has_text and (not value.isspace() or "\xa0" in value):
                     el.has_text = True
             elif not tag or tag[0] == "-" or tag[0] == "!":  # comments, processing instructions
                 pass
@@ -336,7 +338,7 @@ class _Builder:
                     has_content = False
                 else:  # the CONTENT group: text (not only white space) first inside the element
                     first = child.tag
-                    has_content = (not child.text_content.isspace() if first == "-text" else
+                    has_content = (_not_blank(child.text_content) if first == "-text" else
                                    first == "-comment" and _starts_with_text(child))
                 below = self._open_node(tag, node.attributes, has_content, parent)
                 if len(els) > max_elements:
@@ -1074,12 +1076,17 @@ def _cacheable(raw) -> bool:
     return len(raw) <= 16 and sum(len(k) + len(v) for k, v in raw) <= _SHARED_MAX_CHARS
 
 
+def _not_blank(text: str) -> bool:
+    """Text for the CONTENT group and mixed content: anything but white space, a no-break space included."""
+    return not text.isspace() or "\xa0" in text
+
+
 def _starts_with_text(child) -> bool:
     """The thesis's CONTENT group: text (not only white space) comes first inside the element."""
     while child is not None:
         tag = child.tag
         if tag == "-text":
-            return not child.text_content.isspace()
+            return _not_blank(child.text_content)
         if tag != "-comment":
             return False
         child = child.next

@@ -44,6 +44,12 @@ def test_noscript_is_transparent_for_a_client_without_scripts():
     assert not any(t.startswith("noscript|") for t in page.nodes[0].tokens)
 
 
+def test_a_no_break_space_between_inline_elements_keeps_them_one_sentence():
+    page = serialize('<div><span><span class="k">Advertiser:</span>&nbsp;'
+                     '<span class="v">Acme parts</span></span></div>')
+    assert [n.content for n in page.nodes] == ["Advertiser: Acme parts"]
+
+
 def test_a_self_closed_iframe_in_noscript_does_not_swallow_the_page():
     # HTML5 ignores the slash and reads the rest of the page as the iframe's raw text; a browser with
     # scripts never parses noscript, so the page shows (the tag-manager snippet as JSX writes it)
