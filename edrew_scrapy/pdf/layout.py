@@ -200,4 +200,27 @@ def _lines_of(box, page: Page, box_id: int) -> List[Line]:
                           top=page.height - float(element.y1), bottom=page.height - float(element.y0),
                           size=round(float(size), 1), bold=bold, page=page.number, box=box_id,
                           page_height=page.height))
-    return lines
+    return _join_same_baseline(lines)
+
+
+def _join_same_baseline(lines: List[Line]) -> List[Line]:
+    """One line for pieces of a box that share a baseline: pdfminer.six splits a line at a wide space (a
+    sentence space of justified text) and may list the right piece first, which tore words and sentences
+    apart ("the su- / corpus extends"). Pieces further apart than two font sizes stay separate."""
+    out: List[Line] = []
+    for line in lines:
+        same = next((i for i, prev in enumerate(out) if abs(prev.top - line.top) < 1.0
+                     and abs(prev.bottom - line.bottom) < 1.0), None)
+        if same is None:
+            out.append(line)
+            continue
+        prev = out[same]
+        left, right = (prev, line) if prev.x0 <= line.x0 else (line, prev)
+        if right.x0 - left.x1 > 2 * max(left.size, right.size, 1.0) or right.x0 < left.x1 - 1.0:
+            out.append(line)
+            continue
+        longer = left if len(left.text) >= len(right.text) else right
+        out[same] = Line(text=f"{left.text} {right.text}", x0=left.x0, x1=right.x1, top=min(left.top, right.top),
+                         bottom=max(left.bottom, right.bottom), size=longer.size, bold=left.bold and right.bold,
+                         page=left.page, box=left.box, page_height=left.page_height)
+    return out
