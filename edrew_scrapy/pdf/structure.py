@@ -75,7 +75,7 @@ def parse_document(document: Document) -> Article:
     title_lines = _title_lines(lines, body_size)
     title = " ".join(line.text for line in title_lines).rstrip(" *∗†‡§¶⋆")
     article.title = title or _metadata_title(document.metadata)
-    headings, skip = _headings(lines, body_size)
+    headings, skip, run_in = _headings(lines, body_size)
     front_end = _front_end(lines, headings, title_lines, body_size)
     front = [line for line in lines[:front_end] if line not in title_lines]
     if front_end < len(lines) and lines[front_end].page == 0:
@@ -90,7 +90,7 @@ def parse_document(document: Document) -> Article:
     article.authors = _authors(front, body_size)
     first_page = [line for line in lines + margins if line.page == 0]
     article.year = _year(front + [m for m in margins if m.page == 0], first_page, document.metadata)
-    _fill(article, lines, front_end, headings, skip, body_size)
+    _fill(article, lines, front_end, headings, skip, body_size, run_in)
     return article
 
 
@@ -234,10 +234,12 @@ def _year(front: Iterable[Line], first_page: Iterable[Line], metadata: dict) -> 
 
 # ---- headings ---------------------------------------------------------------------------------------
 
-def _headings(lines: List[Line], body_size: float) -> Tuple[dict, set]:
+def _headings(lines: List[Line], body_size: float) -> Tuple[dict, set, dict]:
     """({line index: (number or None, title, level)} for the section headings, the indices of lines to
-    leave out: a heading's second line, a heading's number on a line of its own, a table of contents)."""
+    leave out: a heading's second line, a heading's number on a line of its own, a table of contents;
+    {line index: the paragraph text after a run-in heading})."""
     found: dict = {}
+    run_in: dict = {}
     skip: set = _contents(lines, body_size)
     numbered_top: List[int] = []
     roman_seen = False
@@ -246,6 +248,11 @@ def _headings(lines: List[Line], body_size: float) -> Tuple[dict, set]:
             continue
         heading = _heading_at(lines, i, body_size, roman_seen)
         if heading is None:
+            last = found[max(found)][2] if found else 0
+            heading = _run_in_heading(lines, i, last, roman_seen)
+            if heading is not None:
+                found[i] = heading[:3]
+                run_in[i] = heading[3]
             continue
         number, title, level = heading
         prev = lines[i - 1] if i else None
@@ -281,11 +288,38 @@ def _headings(lines: List[Line], body_size: float) -> Tuple[dict, set]:
     numbered = sum(1 for number, _, _ in found.values() if number)
     if numbered >= 2:
         # in a numbered document, an unnumbered heading must have a usual name
-        found = {i: h for i, h in found.items() if h[0] or _KNOWN_HEADING.match(h[1]) or _ABSTRACT.match(h[1])}
+        found = {i: h for i, h in found.items()
+                 if h[0] or i in run_in or _KNOWN_HEADING.match(h[1]) or _ABSTRACT.match(h[1])}
+    run_in = {i: rest for i, rest in run_in.items() if i in found}
     references = [i for i, h in found.items() if _REFERENCES.match(h[1])]
     for i in references[:-1]:  # the last "References" is the list; earlier ones are in a table of contents
         del found[i]
-    return found, skip
+    return found, skip, run_in
+
+
+def _run_in_heading(lines: List[Line], i: int, last_level: int, roman_seen: bool):
+    """(number, title, level, the paragraph's text after it) for a heading set at the start of a
+    paragraph's first line in bold or italic ("1) Method: The ..." in IEEEtran under roman sections,
+    a bold "Method The ..." in LNCS); None otherwise. It sits one level below the heading before it (at
+    most 3), so a document must have one. (layout.py keeps an italic lead only when it starts with a
+    number: italics alone mark emphasis.)"""
+    line = lines[i]
+    lead = line.lead
+    if not last_level or not lead or lead == line.text or not line.text.startswith(lead) or _CAPTION.match(lead):
+        return None
+    prev = lines[i - 1] if i else None
+    if prev is not None and prev.box == line.box and not prev.text.rstrip().endswith((".", "?", "!", ":")):
+        return None  # the paragraph before goes on: a styled word inside it
+    match = re.match(r"^(?:(\d{1,2})\)\s*|(\d{1,2}(?:\.\d{1,2}){0,2})\.?\s+)?(.+?)[.:]?$", lead)
+    number = match.group(1) or match.group(2)
+    title = match.group(3).strip()
+    if not _title_like(title) or len(title.split()) > 10:
+        return None
+    if match.group(1) and not roman_seen:
+        return None  # "1)" is IEEE's third level, under "IV." and "A."
+    level = min(MAX_LEVEL, last_level + 1)
+    rest = line.text[len(lead):].strip()
+    return number, title, level, rest
 
 
 def _heading_at(lines: List[Line], i: int, body_size: float, roman_seen: bool):
@@ -370,8 +404,10 @@ def _title_like(text: str) -> bool:
 
 # ---- body -------------------------------------------------------------------------------------------
 
-def _fill(article: Article, lines: List[Line], front_end: int, headings: dict, skip: set, body_size: float) -> None:
+def _fill(article: Article, lines: List[Line], front_end: int, headings: dict, skip: set, body_size: float,
+          run_in: Optional[dict] = None) -> None:
     """Walk the lines after the front matter: abstract, sections and their blocks, references."""
+    run_in = run_in or {}
     stack: List[Section] = []
     target = None  # where blocks go: "abstract", "preamble", a Section, or "references"
     pending: List[Line] = []
@@ -416,6 +452,8 @@ def _fill(article: Article, lines: List[Line], front_end: int, headings: dict, s
             (stack[-1].sections if stack else article.sections).append(section)
             stack.append(section)
             target = section
+            if run_in.get(i):
+                pending.append(_replace_text(line, run_in[i]))
             continue
         if target == "references":
             reference_lines.append(line)
@@ -453,9 +491,20 @@ def _replace_text(line: Line, text: str) -> Line:
     return dataclasses.replace(line, text=text)
 
 
+def _is_caption(line: Line, body_size: float) -> bool:
+    """"Figure 3:", "Fig. 3.", "TABLE II" alone, or a label set in bold or in smaller type; not a sentence
+    of the text that opens with "Table 1 lists ..." or "Fig. 3 shows ..."."""
+    match = _CAPTION.match(line.text)
+    if not match:
+        return False
+    label = match.group(0).rstrip()
+    return label[-1:] in ".:|" or match.end() >= len(line.text.rstrip()) or line.size <= body_size - 0.4 \
+        or (bool(line.lead) and line.lead.startswith(label.split()[0]))
+
+
 def _kind_of_start(line: Line, body_size: float) -> Optional[str]:
     """The kind of block a line opens, or None when it can go on the block before."""
-    if _CAPTION.match(line.text):
+    if _is_caption(line, body_size):
         return "caption"
     if line.size <= body_size - 0.7 and line.top > line.page_height * 0.55 and _FOOTNOTE_MARK.match(line.text) \
             and (len(re.findall(r"[^\W\d_]{3,}", line.text)) >= 3 or "http" in line.text):
