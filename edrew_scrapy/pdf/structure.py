@@ -189,8 +189,11 @@ def _authors(front: List[Line], body_size: float) -> List[str]:
     for line in front:
         # a list of names that wraps ("Paulo Ro-" / "cha9, ..."): the box's lines in one style are joined
         before = joined[-1] if joined else None
+        # (not when the line opens with words that are no name: an affiliation without a telling word,
+        # "KTH Stockholm" under its author)
         if before is not None and before.box == line.box and before.size == line.size and before.bold == line.bold \
-                and not _AFFILIATION.search(line.text) and not _AFFILIATION.search(before.text):
+                and not _AFFILIATION.search(line.text) and not _AFFILIATION.search(before.text) \
+                and not _opens_with_no_name(line.text):
             joined[-1] = dataclasses.replace(before, text=_join([before, line]) if before.text.endswith("-")
                                              else f"{before.text} {line.text}")
         else:
@@ -207,6 +210,12 @@ def _authors(front: List[Line], body_size: float) -> List[str]:
                     and any(len(t) > 2 for t in tokens) and name not in names:
                 names.append(" ".join(t.strip(_MARKERS) for t in tokens))
     return names
+
+
+def _opens_with_no_name(text: str) -> bool:
+    """The line's first part (up to a comma) has two or more words and is not a name."""
+    tokens = [t.strip(_MARKERS) for t in re.split(r",|;|\band\b|&", text)[0].split()]
+    return len(tokens) >= 2 and not all(_name_token(t) for t in tokens if t)
 
 
 def _name_token(token: str) -> bool:
@@ -313,11 +322,16 @@ def _run_in_heading(lines: List[Line], i: int, last_level: int, roman_seen: bool
     match = re.match(r"^(?:(\d{1,2})\)\s*|(\d{1,2}(?:\.\d{1,2}){0,2})\.?\s+)?(.+?)[.:]?$", lead)
     number = match.group(1) or match.group(2)
     title = match.group(3).strip()
-    if not _title_like(title) or len(title.split()) > 10:
+    if not _title_like(title) or len(title.split()) > 10 or _KEYWORDS.match(title) \
+            or re.match(r"(?:fig(?:ure)?\.?|table)\s+[A-Z]\.\d", title, re.IGNORECASE):
         return None
+    words = title.split()
+    if not number and (len(words) < 2 and not lead.endswith((".", ":")) or title.isupper()
+                       or any(not w[:1].isupper() for w in words if len(w) > 3)):
+        return None  # a name set in bold at a paragraph's start ("TIMP is ..."), not a title-cased heading
     if match.group(1) and not roman_seen:
         return None  # "1)" is IEEE's third level, under "IV." and "A."
-    level = min(MAX_LEVEL, last_level + 1)
+    level = MAX_LEVEL if match.group(1) else min(MAX_LEVEL, last_level + 1)
     rest = line.text[len(lead):].strip()
     return number, title, level, rest
 
