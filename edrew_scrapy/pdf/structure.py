@@ -186,7 +186,7 @@ def _running_text(line: Line, body_size: float) -> bool:
 def _authors(front: List[Line], body_size: float) -> List[str]:
     names: List[str] = []
     joined: List[Line] = []
-    for line in front:
+    for line in _row_major(front):
         # a list of names that wraps ("Paulo Ro-" / "cha9, ..."): the box's lines in one style are joined
         before = joined[-1] if joined else None
         # (not when the line opens with words that are no name: an affiliation without a telling word,
@@ -210,6 +210,22 @@ def _authors(front: List[Line], body_size: float) -> List[str]:
                     and any(len(t) > 2 for t in tokens) and name not in names:
                 names.append(" ".join(t.strip(_MARKERS) for t in tokens))
     return names
+
+
+def _row_major(lines: List[Line]) -> List[Line]:
+    """The lines box by box, boxes in rows (top to bottom, each row left to right): author blocks set in
+    a grid are named row by row, while the reading order of boxes takes the left column first. A box's
+    own lines keep their order."""
+    boxes: dict = {}
+    for line in lines:
+        boxes.setdefault(line.box, []).append(line)
+    rows: List[List[List[Line]]] = []
+    for box in sorted(boxes.values(), key=lambda b: (b[0].page, b[0].top)):
+        if rows and rows[-1][0][0].page == box[0].page and abs(rows[-1][0][0].top - box[0].top) < 2.0:
+            rows[-1].append(box)
+        else:
+            rows.append([box])
+    return [line for row in rows for box in sorted(row, key=lambda b: b[0].x0) for line in box]
 
 
 def _opens_with_no_name(text: str) -> bool:
