@@ -10,7 +10,8 @@ can score any parser against it. The sentences are made to be hard to split: "e.
     python -m edrew_scrapy.pdf.corpus OUT_DIR [--documents 60] [--seed 1] [--layouts article,ieeetran]
 
 writes OUT_DIR/NAME.tex, NAME.pdf and NAME.json per document (pdflatex must be on PATH; Debian:
-texlive-latex-base for the article class, texlive-publishers for IEEEtran, llncs and REVTeX).
+texlive-latex-base for the article class, texlive-publishers for IEEEtran, llncs and REVTeX,
+texlive-fonts-recommended for IEEEtran's Times).
 """
 from __future__ import annotations
 
@@ -390,7 +391,11 @@ def write_corpus(out: Path, documents: int, seed: int = 1, layouts: Optional[Seq
         doc = make_document(seed * 1000 + i // len(layouts), layout)
         source = to_latex(doc)
         (out / f"{doc.name}.tex").write_text(source, encoding="utf-8")
-        (out / f"{doc.name}.pdf").write_bytes(compile_pdf(source))
+        try:
+            pdf = compile_pdf(source)
+        except RuntimeError as exc:
+            raise RuntimeError(f"{doc.name} ({layout}): {exc}") from None
+        (out / f"{doc.name}.pdf").write_bytes(pdf)
         (out / f"{doc.name}.json").write_text(json.dumps(truth(doc), indent=1, ensure_ascii=False) + "\n",
                                               encoding="utf-8")
         names.append(doc.name)
