@@ -1,4 +1,5 @@
 """`edrew evaluate --dataset swde|wcxb|simple PATH`: node P/R/F1 and word-F1 of extractors, per group.
+(`--dataset pdf DIR` scores PDF article parsers on a labelled set instead: evaluate_pdf.py.)
 
 Compares, on the same test pages of each split: our model (--model, or --train-model to train it on
 each split's training pages), the reTPS baselines
@@ -40,7 +41,8 @@ DEFAULT_EXTRACTORS = "oracle,trafilatura,readability"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dataset", choices=("wcxb", "swde", "simple"), required=True)
+    parser.add_argument("--dataset", choices=("wcxb", "swde", "simple", "pdf"), required=True,
+                        help="pdf: a labelled set of PDF articles (python -m edrew_scrapy.pdf.corpus DIR)")
     parser.add_argument("path", nargs="?", default=None,
                         help="dataset folder (default: $EDREW_WCXB or $EDREW_SWDE)")
     parser.add_argument("--labels", default=None, help="simple format: the label file (default PATH/labels.jsonl)")
@@ -99,6 +101,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sites", default=None, help="swde: comma list of sites")
     parser.add_argument("--attrs", default=None, help="swde: comma list of attributes")
     parser.add_argument("--out", default=None, help="output folder (default output/evaluate-DATASET)")
+    parser.add_argument("--pdf-parsers", default="edrew,pdfminer-plain",
+                        help="--dataset pdf: comma list of edrew, pdfminer-plain (default: %(default)s)")
+    parser.add_argument("--layouts", default=None,
+                        help="--dataset pdf: score only these layouts (comma list; default: all in the set)")
     parser.add_argument("--no-progress", action="store_true")
     # edrew train's experimental options, for --train-model (docs/evaluation.md); the defaults are the shipped recipe.
     experimental = parser.add_argument_group("experimental (ablations, not used by shipped models)")
@@ -314,6 +320,10 @@ def train_on(args, pages: Sequence, model_dir: Path, split_name: str, held: dict
 
 def run(args: argparse.Namespace) -> int:
     try:
+        if args.dataset == "pdf":
+            from .evaluate_pdf import run_pdf
+
+            return run_pdf(args)
         return _run(args)
     except CommandError as exc:
         print(f"edrew evaluate: {exc}", file=sys.stderr)

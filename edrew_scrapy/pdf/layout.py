@@ -20,6 +20,7 @@ MAGIC_WINDOW = 1024
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 # Bold faces by name, TeX's Computer Modern ones included (CMBX10, CMB10, CMSSBX10).
 _BOLD = re.compile(r"bold|black|heavy|semibold|demi|[.,-]b$|(?:^|\+)cm(?:ss)?bx?\d|bx\d*$", re.IGNORECASE)
+_ITALIC = re.compile(r"ital|oblique|(?:^|\+)cm(?:ti|sl|bxti|mi)\d|-it$|[.,-]i$", re.IGNORECASE)
 # TeX sets accents as characters of their own: spacing accent -> combining accent.
 _COMBINING = {"´": "\u0301", "`": "\u0300", "¨": "\u0308", "ˆ": "\u0302", "˜": "\u0303", "ˇ": "\u030c",
               "˘": "\u0306", "˙": "\u0307", "˚": "\u030a", "˝": "\u030b", "¯": "\u0304", "¸": "\u0327",
@@ -53,6 +54,9 @@ class Line:
     page: int  # 0-based
     box: int  # the pdfminer text box it came from (unique across the document)
     page_height: float = 0.0
+    # the line's opening words when they are set in bold or italic and the rest is not (a run-in heading:
+    # "1) Method:" in IEEEtran, a bold "Method" in LNCS); the whole text when all of it is bold or italic
+    lead: str = ""
 
 
 @dataclass
@@ -199,5 +203,57 @@ def _lines_of(box, page: Page, box_id: int) -> List[Line]:
         lines.append(Line(text=text, x0=float(element.x0), x1=float(element.x1),
                           top=page.height - float(element.y1), bottom=page.height - float(element.y0),
                           size=round(float(size), 1), bold=bold, page=page.number, box=box_id,
-                          page_height=page.height))
-    return lines
+                          page_height=page.height, lead=_lead(element, text)))
+    return _join_same_baseline(lines)
+
+
+def _styled(fontname: str) -> bool:
+    return bool(_BOLD.search(fontname or "") or _ITALIC.search(fontname or ""))
+
+
+def _lead(element, text: str) -> str:
+    """The opening run of a line in a bold or italic face when the rest is in an upright regular one; an
+    italic run only when it starts with a digit ("1) Method:"), since italics alone mark emphasis."""
+    from pdfminer.layout import LTChar
+
+    pieces = []
+    fonts = []
+    for child in element:
+        pieces.append(child.get_text())
+        fonts.append(child.fontname if isinstance(child, LTChar) and child.get_text().strip() else None)
+    faces = [f for f in fonts if f]
+    if not faces or not _styled(faces[0]):
+        return ""
+    change = next((k for k, f in enumerate(fonts) if f and f != faces[0]), None)
+    lead = text if change is None else clean("".join(pieces[:change])).strip()
+    if not _BOLD.search(faces[0]) and not lead[:1].isdigit():
+        return ""
+    rest = [f for f in fonts[change:] if f] if change is not None else []
+    if sum(1 for f in rest if _styled(f)) > len(rest) / 2:
+        return ""
+    return lead
+
+
+def _join_same_baseline(lines: List[Line]) -> List[Line]:
+    """One line for pieces of a box that share a baseline: pdfminer.six splits a line at a wide space (a
+    sentence space of justified text) and may list the right piece first, which tore words and sentences
+    apart ("the su- / corpus extends"). Pieces further apart than two font sizes stay separate."""
+    out: List[Line] = []
+    for line in lines:
+        same = next((i for i, prev in enumerate(out) if abs(prev.top - line.top) < 1.0
+                     and abs(prev.bottom - line.bottom) < 1.0), None)
+        if same is None:
+            out.append(line)
+            continue
+        prev = out[same]
+        left, right = (prev, line) if prev.x0 <= line.x0 else (line, prev)
+        if right.x0 - left.x1 > 2 * max(left.size, right.size, 1.0) or right.x0 < left.x1 - 1.0:
+            out.append(line)
+            continue
+        longer = left if len(left.text) >= len(right.text) else right
+        # a run-in heading that pdfminer.six cut off from its paragraph's first line at the space after it
+        lead = left.text if left.lead == left.text and right.lead != right.text else left.lead
+        out[same] = Line(text=f"{left.text} {right.text}", x0=left.x0, x1=right.x1, top=min(left.top, right.top),
+                         bottom=max(left.bottom, right.bottom), size=longer.size, bold=left.bold and right.bold,
+                         page=left.page, box=left.box, page_height=left.page_height, lead=lead)
+    return out

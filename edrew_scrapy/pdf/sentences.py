@@ -1,7 +1,8 @@
 """Split a paragraph of an article into sentences, by rules written for scientific prose.
 
 A sentence ends at '.', '!', '?' or '…' (closing quotes and brackets kept with it) followed by white
-space and a word that can start a sentence, except after:
+space and a word that can start a sentence (a footnote mark after the stop, "end.2 Next", kept with it),
+except after:
 - an abbreviation of the ABBREVIATIONS list ("e.g.", "Fig.", "Eq.", "et al." before a citation, "vs.");
 - a single capital letter (an initial: "J. R. Smith");
 - a dotted acronym ("U.S. Army"; one at a sentence's end is not split off);
@@ -25,7 +26,8 @@ no nos vol vols pp p ch chap def thm lem prop alg algs app appx dr prof mr mrs s
 jan feb mar apr jun jul aug sep sept oct nov dec univ dept esp wrt w.r.t e.t.c ed eds op cit ibid
 """.split())
 # Candidate ends: the punctuation, closing quotes/brackets, then the white space before the next word.
-_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s+)")
+# A footnote mark set after a word's full stop ("input.2 The") stays with its sentence, which ends there.
+_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?:(?<=[a-z][.!?])\d{1,2})?(?=\s+)")
 _WORD_BEFORE = re.compile(r"(\S+)$")
 
 

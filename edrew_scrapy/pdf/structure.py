@@ -75,7 +75,7 @@ def parse_document(document: Document) -> Article:
     title_lines = _title_lines(lines, body_size)
     title = " ".join(line.text for line in title_lines).rstrip(" *∗†‡§¶⋆")
     article.title = title or _metadata_title(document.metadata)
-    headings, skip = _headings(lines, body_size)
+    headings, skip, run_in = _headings(lines, body_size)
     front_end = _front_end(lines, headings, title_lines, body_size)
     front = [line for line in lines[:front_end] if line not in title_lines]
     if front_end < len(lines) and lines[front_end].page == 0:
@@ -90,7 +90,7 @@ def parse_document(document: Document) -> Article:
     article.authors = _authors(front, body_size)
     first_page = [line for line in lines + margins if line.page == 0]
     article.year = _year(front + [m for m in margins if m.page == 0], first_page, document.metadata)
-    _fill(article, lines, front_end, headings, skip, body_size)
+    _fill(article, lines, front_end, headings, skip, body_size, run_in)
     return article
 
 
@@ -186,11 +186,14 @@ def _running_text(line: Line, body_size: float) -> bool:
 def _authors(front: List[Line], body_size: float) -> List[str]:
     names: List[str] = []
     joined: List[Line] = []
-    for line in front:
+    for line in _row_major(front):
         # a list of names that wraps ("Paulo Ro-" / "cha9, ..."): the box's lines in one style are joined
         before = joined[-1] if joined else None
+        # (not when the line opens with words that are no name: an affiliation without a telling word,
+        # "KTH Stockholm" under its author)
         if before is not None and before.box == line.box and before.size == line.size and before.bold == line.bold \
-                and not _AFFILIATION.search(line.text) and not _AFFILIATION.search(before.text):
+                and not _AFFILIATION.search(line.text) and not _AFFILIATION.search(before.text) \
+                and not _opens_with_no_name(line.text):
             joined[-1] = dataclasses.replace(before, text=_join([before, line]) if before.text.endswith("-")
                                              else f"{before.text} {line.text}")
         else:
@@ -207,6 +210,28 @@ def _authors(front: List[Line], body_size: float) -> List[str]:
                     and any(len(t) > 2 for t in tokens) and name not in names:
                 names.append(" ".join(t.strip(_MARKERS) for t in tokens))
     return names
+
+
+def _row_major(lines: List[Line]) -> List[Line]:
+    """The lines box by box, boxes in rows (top to bottom, each row left to right): author blocks set in
+    a grid are named row by row, while the reading order of boxes takes the left column first. A box's
+    own lines keep their order."""
+    boxes: dict = {}
+    for line in lines:
+        boxes.setdefault(line.box, []).append(line)
+    rows: List[List[List[Line]]] = []
+    for box in sorted(boxes.values(), key=lambda b: (b[0].page, b[0].top)):
+        if rows and rows[-1][0][0].page == box[0].page and abs(rows[-1][0][0].top - box[0].top) < 2.0:
+            rows[-1].append(box)
+        else:
+            rows.append([box])
+    return [line for row in rows for box in sorted(row, key=lambda b: b[0].x0) for line in box]
+
+
+def _opens_with_no_name(text: str) -> bool:
+    """The line's first part (up to a comma) has two or more words and is not a name."""
+    tokens = [t.strip(_MARKERS) for t in re.split(r",|;|\band\b|&", text)[0].split()]
+    return len(tokens) >= 2 and not all(_name_token(t) for t in tokens if t)
 
 
 def _name_token(token: str) -> bool:
@@ -234,10 +259,12 @@ def _year(front: Iterable[Line], first_page: Iterable[Line], metadata: dict) -> 
 
 # ---- headings ---------------------------------------------------------------------------------------
 
-def _headings(lines: List[Line], body_size: float) -> Tuple[dict, set]:
+def _headings(lines: List[Line], body_size: float) -> Tuple[dict, set, dict]:
     """({line index: (number or None, title, level)} for the section headings, the indices of lines to
-    leave out: a heading's second line, a heading's number on a line of its own, a table of contents)."""
+    leave out: a heading's second line, a heading's number on a line of its own, a table of contents;
+    {line index: the paragraph text after a run-in heading})."""
     found: dict = {}
+    run_in: dict = {}
     skip: set = _contents(lines, body_size)
     numbered_top: List[int] = []
     roman_seen = False
@@ -246,6 +273,11 @@ def _headings(lines: List[Line], body_size: float) -> Tuple[dict, set]:
             continue
         heading = _heading_at(lines, i, body_size, roman_seen)
         if heading is None:
+            last = found[max(found)][2] if found else 0
+            heading = _run_in_heading(lines, i, last, roman_seen)
+            if heading is not None:
+                found[i] = heading[:3]
+                run_in[i] = heading[3]
             continue
         number, title, level = heading
         prev = lines[i - 1] if i else None
@@ -281,11 +313,43 @@ def _headings(lines: List[Line], body_size: float) -> Tuple[dict, set]:
     numbered = sum(1 for number, _, _ in found.values() if number)
     if numbered >= 2:
         # in a numbered document, an unnumbered heading must have a usual name
-        found = {i: h for i, h in found.items() if h[0] or _KNOWN_HEADING.match(h[1]) or _ABSTRACT.match(h[1])}
+        found = {i: h for i, h in found.items()
+                 if h[0] or i in run_in or _KNOWN_HEADING.match(h[1]) or _ABSTRACT.match(h[1])}
+    run_in = {i: rest for i, rest in run_in.items() if i in found}
     references = [i for i, h in found.items() if _REFERENCES.match(h[1])]
     for i in references[:-1]:  # the last "References" is the list; earlier ones are in a table of contents
         del found[i]
-    return found, skip
+    return found, skip, run_in
+
+
+def _run_in_heading(lines: List[Line], i: int, last_level: int, roman_seen: bool):
+    """(number, title, level, the paragraph's text after it) for a heading set at the start of a
+    paragraph's first line in bold or italic ("1) Method: The ..." in IEEEtran under roman sections,
+    a bold "Method The ..." in LNCS); None otherwise. It sits one level below the heading before it (at
+    most 3), so a document must have one. (layout.py keeps an italic lead only when it starts with a
+    number: italics alone mark emphasis.)"""
+    line = lines[i]
+    lead = line.lead
+    if not last_level or not lead or lead == line.text or not line.text.startswith(lead) or _CAPTION.match(lead):
+        return None
+    prev = lines[i - 1] if i else None
+    if prev is not None and prev.box == line.box and not prev.text.rstrip().endswith((".", "?", "!", ":")):
+        return None  # the paragraph before goes on: a styled word inside it
+    match = re.match(r"^(?:(\d{1,2})\)\s*|(\d{1,2}(?:\.\d{1,2}){0,2})\.?\s+)?(.+?)[.:]?$", lead)
+    number = match.group(1) or match.group(2)
+    title = match.group(3).strip()
+    if not _title_like(title) or len(title.split()) > 10 or _KEYWORDS.match(title) \
+            or re.match(r"(?:fig(?:ure)?\.?|table)\s+[A-Z]\.\d", title, re.IGNORECASE):
+        return None
+    words = title.split()
+    if not number and (len(words) < 2 and not lead.endswith((".", ":")) or title.isupper()
+                       or any(not w[:1].isupper() for w in words if len(w) > 3)):
+        return None  # a name set in bold at a paragraph's start ("TIMP is ..."), not a title-cased heading
+    if match.group(1) and not roman_seen:
+        return None  # "1)" is IEEE's third level, under "IV." and "A."
+    level = MAX_LEVEL if match.group(1) else min(MAX_LEVEL, last_level + 1)
+    rest = line.text[len(lead):].strip()
+    return number, title, level, rest
 
 
 def _heading_at(lines: List[Line], i: int, body_size: float, roman_seen: bool):
@@ -370,8 +434,10 @@ def _title_like(text: str) -> bool:
 
 # ---- body -------------------------------------------------------------------------------------------
 
-def _fill(article: Article, lines: List[Line], front_end: int, headings: dict, skip: set, body_size: float) -> None:
+def _fill(article: Article, lines: List[Line], front_end: int, headings: dict, skip: set, body_size: float,
+          run_in: Optional[dict] = None) -> None:
     """Walk the lines after the front matter: abstract, sections and their blocks, references."""
+    run_in = run_in or {}
     stack: List[Section] = []
     target = None  # where blocks go: "abstract", "preamble", a Section, or "references"
     pending: List[Line] = []
@@ -416,6 +482,8 @@ def _fill(article: Article, lines: List[Line], front_end: int, headings: dict, s
             (stack[-1].sections if stack else article.sections).append(section)
             stack.append(section)
             target = section
+            if run_in.get(i):
+                pending.append(_replace_text(line, run_in[i]))
             continue
         if target == "references":
             reference_lines.append(line)
@@ -453,9 +521,20 @@ def _replace_text(line: Line, text: str) -> Line:
     return dataclasses.replace(line, text=text)
 
 
+def _is_caption(line: Line, body_size: float) -> bool:
+    """"Figure 3:", "Fig. 3.", "TABLE II" alone, or a label set in bold or in smaller type; not a sentence
+    of the text that opens with "Table 1 lists ..." or "Fig. 3 shows ..."."""
+    match = _CAPTION.match(line.text)
+    if not match:
+        return False
+    label = match.group(0).rstrip()
+    return label[-1:] in ".:|" or match.end() >= len(line.text.rstrip()) or line.size <= body_size - 0.4 \
+        or (bool(line.lead) and line.lead.startswith(label.split()[0]))
+
+
 def _kind_of_start(line: Line, body_size: float) -> Optional[str]:
     """The kind of block a line opens, or None when it can go on the block before."""
-    if _CAPTION.match(line.text):
+    if _is_caption(line, body_size):
         return "caption"
     if line.size <= body_size - 0.7 and line.top > line.page_height * 0.55 and _FOOTNOTE_MARK.match(line.text) \
             and (len(re.findall(r"[^\W\d_]{3,}", line.text)) >= 3 or "http" in line.text):
