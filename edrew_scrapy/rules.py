@@ -2,13 +2,15 @@
 
 The model gives each node a probability; these rules turn the probabilities into the kept nodes: the
 threshold (capped per page at a share of the page's best score), boilerplate markup, form controls,
-text for screen readers only, customer reviews on product pages, the page's main region and text
-repeated in another layout. extract.py applies them (`relevant_mask`); training applies the same ones
-to choose a model's threshold. Evidence for each rule: docs/method-choices.md and docs/evaluation.md.
+text for screen readers only, customer reviews on product pages, reader comments on pages whose content
+they are not, the page's main region and text repeated in another layout. extract.py applies them
+(`relevant_mask`); training applies the same ones to choose a model's threshold. Evidence for each rule:
+docs/method-choices.md and docs/evaluation.md.
 Pure: no Scrapy, no torch.
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
@@ -20,10 +22,10 @@ from .page import Page
 from .tokens import retps_shape
 from .words import count_words
 
-__all__ = ["FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT", "MAIN_REGION_SHARE", "PAGE_BEST_SHARE", "REASONS",
-           "SCREEN_READER_CLASSES", "Decision", "explain", "for_screen_readers_only", "in_customer_reviews",
-           "in_form_control", "is_product_page", "is_relevant", "layout_duplicates", "main_region", "relevant_mask",
-           "settled"]
+__all__ = ["COMMENT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT", "MAIN_REGION_SHARE", "PAGE_BEST_SHARE",
+           "REASONS", "SCREEN_READER_CLASSES", "Decision", "comments_are_content", "explain",
+           "for_screen_readers_only", "in_comments", "in_customer_reviews", "in_form_control", "is_product_page",
+           "is_relevant", "layout_duplicates", "main_region", "relevant_mask", "settled"]
 
 
 def is_relevant(node, score: float, threshold: float) -> bool:
@@ -89,6 +91,38 @@ def in_customer_reviews(node) -> bool:
     "preview"). The reTPS holds the node's nearest ancestors only (about 20 tokens), so a class on a
     page-wide wrapper far above rarely counts. (Classes and tag names are lower-case in the reTPS.)"""
     return "review" in node.retps and any("review" in t and "preview" not in t for t in node.tokens)
+
+
+# Words that name a reader-comment section in a class, id or custom tag name (WordPress "comment-list",
+# "comment-body" and its #respond form, Disqus, "user-comments"); "commentary" (an opinion column) and
+# "no-comments" are not sections.
+COMMENT_WORDS = ("comment", "disqus", "respond")
+_COMMENT_TOKEN = re.compile(r"comment(?!ary)|disqus|^respond$|^replies$")
+_NOT_COMMENT = re.compile(r"no-?comments?|comments?-?(?:count|link|number|num)|commentary")
+
+
+def _comment_token(token: str) -> bool:
+    return bool(_COMMENT_TOKEN.search(token)) and not _NOT_COMMENT.search(token)
+
+
+def in_comments(node) -> bool:
+    """The node sits in a reader-comment section: a class or custom tag on its reTPS (the nearest ancestors,
+    about 20 tokens) or its own class or id names one (COMMENT_WORDS). Classes are lower-case in the reTPS."""
+    retps = node.retps
+    if any(w in retps for w in COMMENT_WORDS) and any(_comment_token(t.split("|", 1)[0]) for t in node.tokens):
+        return True
+    attrs = node.attrs or {}
+    own = f"{attrs.get('id') or ''} {attrs.get('class') or ''}".lower()
+    return any(w in own for w in COMMENT_WORDS) and any(_comment_token(t) for t in own.split())
+
+
+def comments_are_content(page: Page, nodes: Sequence, keep: Sequence[bool], comments: Sequence[bool]) -> bool:
+    """Whether the page's comment-marked nodes are its content: the page declares a forum post or Q&A page
+    (declared.py), or they hold at least half of its kept words (a forum thread or a link aggregator whose
+    markup calls each post a comment, whatever type it declares: such pages often say "article")."""
+    if declared_kinds(page.declared)[2]:  # discussion
+        return True
+    return _word_share(nodes, keep, comments) >= 0.5
 
 
 # Utility classes that hide text from the eye and keep it for screen readers (Bootstrap 3 and 5, WordPress,
@@ -175,7 +209,8 @@ def relevant_mask(page: Page, scores: Sequence[float], threshold: float, region_
     `is_relevant` per node; then, for a main-content model (`region_share` given): the threshold capped at
     `best_share` of the page's best score outside the `settled` nodes (scores are not calibrated alike on
     every kind of page; None or 0 turns the cap off, as extract() does for a threshold the caller gives), no
-    `settled` node, no customer reviews on a declared product page, only the nodes of the page's main region
+    `settled` node, no customer reviews on a declared product page, no reader comments where they are not the
+    page's content (`in_comments`, `comments_are_content`), only the nodes of the page's main region
     (`main_region`) and each text once where the page repeats it in another layout (`layout_duplicates`).
     Attribute models keep nothing when nothing qualifies: a page need not hold the attribute. Why each rule,
     with its measurements: docs/method-choices.md, "Decision rules after scoring".
@@ -210,6 +245,9 @@ def _decide(page: Page, scores: Sequence[float], threshold: float, region_share:
     keep = [k and not settled(n) for n, k in zip(nodes, keep)]
     if is_product_page(page):
         keep = [k and not in_customer_reviews(n) for n, k in zip(nodes, keep)]
+    comments = _reader_comments(page, keep)
+    if comments is not None:
+        keep = [k and not c for k, c in zip(keep, comments)]
     region = main_region(nodes, keep, region_share)
     if region is not None:
         region = _holding_best(region, nodes, scores, keep)
@@ -217,6 +255,26 @@ def _decide(page: Page, scores: Sequence[float], threshold: float, region_share:
         keep = [k and (not n.path.startswith("/") or n.path == region or n.path.startswith(inside))
                 for n, k in zip(nodes, keep)]
     return [k and not d for k, d in zip(keep, layout_duplicates(nodes, keep))]
+
+
+def _word_share(nodes: Sequence, keep: Sequence[bool], marked: Sequence[bool]) -> float:
+    """The share of the kept words that lie in `marked` nodes (0.0 when nothing is kept)."""
+    inside = total = 0
+    for node, kept, m in zip(nodes, keep, marked):
+        if kept:
+            n = count_words(node.content)
+            total += n
+            inside += n if m else 0
+    return inside / total if total else 0.0
+
+
+def _reader_comments(page: Page, keep: Sequence[bool]) -> Optional[List[bool]]:
+    """Which kept nodes are reader comments to drop (in_comments), or None when there are none or they are
+    the page's content (comments_are_content)."""
+    comments = [k and in_comments(n) for n, k in zip(page.nodes, keep)]
+    if not any(comments) or comments_are_content(page, page.nodes, keep, comments):
+        return None
+    return comments
 
 
 def _holding_best(region: str, nodes: Sequence, scores: Sequence[float], keep: Sequence[bool]) -> str:
@@ -255,6 +313,7 @@ REASONS = {
     "screen-reader-only": "dropped: text for screen readers only (a class such as sr-only)",
     "below-threshold": "dropped: scores below the page's threshold",
     "customer-reviews": "dropped: customer reviews on a page that declares a product",
+    "reader-comments": "dropped: a reader-comment section on a page whose content it is not",
     "outside-main-region": "dropped: outside the page's main region",
     "layout-duplicate": "dropped: repeats a kept text in another layout",
 }
@@ -311,6 +370,9 @@ def explain(page: Page, scores: Sequence[float], threshold: float, region_share:
         if is_product_page(page):
             reasons = [("customer-reviews" if r == KEPT and in_customer_reviews(n) else r)
                        for n, r in zip(nodes, reasons)]
+        comments = _reader_comments(page, [r == KEPT for r in reasons])
+        if comments is not None:
+            reasons = ["reader-comments" if c else r for r, c in zip(reasons, comments)]
         keep = [r == KEPT for r in reasons]
         region = main_region(nodes, keep, region_share)
         if region is not None:

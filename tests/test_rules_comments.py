@@ -1,0 +1,80 @@
+"""rules.in_comments / comments_are_content: reader comments leave an article's text; a forum keeps its posts."""
+from __future__ import annotations
+
+import numpy as np
+
+from edrew_scrapy.rules import comments_are_content, explain, in_comments, relevant_mask
+from edrew_scrapy.serializer import serialize
+
+STORY = ("<p>The council voted on Tuesday to rebuild the old bridge over the river by next spring.</p>"
+         "<p>Work starts in March and the road stays open to buses and bicycles during the works.</p>"
+         "<p>The mayor said the cost would be shared with the region and the national rail company.</p>")
+
+ARTICLE = """<html><head><title>Bridge</title>{head}</head><body><div class="page"><article class="post">
+<h1>Council rebuilds the bridge</h1>""" + STORY + """</article>
+<div id="comments" class="comments-area"><h2 class="comments-title">34 responses to Council rebuilds the bridge</h2>
+<ol class="comment-list"><li class="comment"><div class="comment-body"><p class="comment-author">river_fan</p>
+<p>About time, the old bridge has been shaking for years when the lorries cross it.</p></div></li>
+<li class="comment"><div class="comment-body"><p class="comment-author">Anne</p>
+<p>Who pays for the buses while the works go on, the region or the town itself?</p></div></li></ol>
+</div><p class="commentary-note">This story is part of our commentary on the region's roads.</p></div></body></html>"""
+
+FORUM = """<html><head><title>Bridge thread</title>{head}</head><body><div class="thread">
+<h1>Is the bridge safe to cross by bicycle?</h1>
+<div class="comment-list"><div class="comment"><p class="comment-author">cyclist42</p>
+<p>I cross it every morning and the deck shakes when the lorries go over it, is that normal?</p></div>
+<div class="comment"><p class="comment-author">engineer_bob</p>
+<p>Some movement is normal for a bridge of that age; the council inspected it last year and found it sound.</p>
+</div><div class="comment"><p class="comment-author">cyclist42</p>
+<p>Thanks, that is good to hear, I will keep using it until the works start in March.</p></div></div>
+</div></body></html>"""
+
+NEWS_ARTICLE = '<script type="application/ld+json">{"@type": "NewsArticle", "headline": "Bridge"}</script>'
+FORUM_POSTING = '<script type="application/ld+json">{"@type": "DiscussionForumPosting", "headline": "Bridge"}</script>'
+
+
+def _kept(html):
+    page = serialize(html)
+    scores = np.full(len(page.nodes), 0.9, dtype=np.float32)
+    mask = relevant_mask(page, scores, 0.5, region_share=0.7)
+    return page, scores, {n.content for n, k in zip(page.nodes, mask) if k}
+
+
+def test_an_article_drops_its_comments():
+    for head in ("", NEWS_ARTICLE):
+        page, scores, kept = _kept(ARTICLE.format(head=head))
+        assert "About time, the old bridge has been shaking for years when the lorries cross it." not in kept
+        assert "river_fan" not in kept and "34 responses to Council rebuilds the bridge" not in kept
+        assert "Work starts in March and the road stays open to buses and bicycles during the works." in kept
+        decision = explain(page, scores, 0.5, region_share=0.7)
+        assert decision.kept == relevant_mask(page, scores, 0.5, 0.7)
+        why = {n.content: r for n, r in zip(page.nodes, decision.reasons)}
+        assert why["Anne"] == "reader-comments"
+
+
+def test_commentary_is_not_a_comment_section():
+    page = serialize(ARTICLE.format(head=""))
+    note = next(n for n in page.nodes if n.content.startswith("This story is part"))
+    story = next(n for n in page.nodes if n.content.startswith("The council voted"))
+    assert not in_comments(note) and not in_comments(story)
+    assert in_comments(next(n for n in page.nodes if n.content == "Anne"))
+
+
+def test_a_forum_keeps_its_replies():
+    # a link aggregator's thread declares an article (og:type): the replies still hold most of its words
+    for head in ("", FORUM_POSTING, NEWS_ARTICLE, '<meta property="og:type" content="article">'):
+        _page, _scores, kept = _kept(FORUM.format(head=head))
+        assert "Some movement is normal for a bridge of that age; the council inspected it last year and found it " \
+               "sound." in kept
+        assert "engineer_bob" in kept
+
+
+def test_declared_discussion_keeps_comments_whatever_their_share():
+    page = serialize(ARTICLE.format(head=FORUM_POSTING))
+    keep = [True] * len(page.nodes)
+    comments = [in_comments(n) for n in page.nodes]
+    assert any(comments) and comments_are_content(page, page.nodes, keep, comments)
+    # the same page undeclared: the story outweighs its comments, so they go
+    plain = serialize(ARTICLE.format(head=""))
+    assert not comments_are_content(plain, plain.nodes, keep, [in_comments(n) for n in plain.nodes])
+
