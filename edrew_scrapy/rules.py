@@ -210,10 +210,11 @@ def relevant_mask(page: Page, scores: Sequence[float], threshold: float, region_
     `best_share` of the page's best score outside the `settled` nodes (scores are not calibrated alike on
     every kind of page; None or 0 turns the cap off, as extract() does for a threshold the caller gives), no
     `settled` node, no customer reviews on a declared product page, no reader comments where they are not the
-    page's content (`in_comments`, `comments_are_content`), only the nodes of the page's main region
-    (`main_region`) and each text once where the page repeats it in another layout (`layout_duplicates`).
-    Attribute models keep nothing when nothing qualifies: a page need not hold the attribute. Why each rule,
-    with its measurements: docs/method-choices.md, "Decision rules after scoring".
+    page's content and the page declares no product or collection (`in_comments`, `comments_are_content`),
+    only the nodes of the page's main region (`main_region`) and each text once where the page repeats it in
+    another layout (`layout_duplicates`). Attribute models keep nothing when nothing qualifies: a page need
+    not hold the attribute. Why each rule, with its measurements: docs/method-choices.md, "Decision rules
+    after scoring".
     """
     if region_share is not None and best_share:
         best = _best_unsettled(page.nodes, scores)
@@ -269,8 +270,12 @@ def _word_share(nodes: Sequence, keep: Sequence[bool], marked: Sequence[bool]) -
 
 
 def _reader_comments(page: Page, keep: Sequence[bool]) -> Optional[List[bool]]:
-    """Which kept nodes are reader comments to drop (in_comments), or None when there are none or they are
-    the page's content (comments_are_content)."""
+    """Which kept nodes are reader comments to drop (in_comments), or None when there are none, when they
+    are the page's content (comments_are_content) or when the page declares a product or a collection
+    (a course page's "testimonials-comment" quotes; customer reviews have their own rule there)."""
+    product, _article, _discussion, collection = declared_kinds(page.declared)
+    if product or collection:
+        return None
     comments = [k and in_comments(n) for n, k in zip(page.nodes, keep)]
     if not any(comments) or comments_are_content(page, page.nodes, keep, comments):
         return None

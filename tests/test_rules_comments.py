@@ -78,3 +78,10 @@ def test_declared_discussion_keeps_comments_whatever_their_share():
     plain = serialize(ARTICLE.format(head=""))
     assert not comments_are_content(plain, plain.nodes, keep, [in_comments(n) for n in plain.nodes])
 
+
+
+def test_a_declared_product_or_collection_keeps_its_comment_classes():
+    # a course page quoting its students under "testimonials-comment": customer reviews have their own rule
+    for kind in ("product", "product.group"):
+        _page, _scores, kept = _kept(ARTICLE.format(head=f'<meta property="og:type" content="{kind}">'))
+        assert "About time, the old bridge has been shaking for years when the lorries cross it." in kept
