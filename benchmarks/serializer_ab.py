@@ -1,0 +1,102 @@
+"""The serializer of a git ref against the working tree's: identical output, and the CPU-time ratio.
+
+    python benchmarks/serializer_ab.py --pages "$EDREW_WCXB/html" [--ref main] [--limit 300] [--repeats 2]
+
+For work on serializer.py that must not change what it produces: `git archive REF edrew_scrapy` is
+unpacked into a temporary folder as the package `edrew_scrapy_ref`, and every page goes through both
+serialize() functions. The run fails (exit 1) and names the first differing field when any Page
+differs in any field (nodes with content, reTPS, path, attributes, ...; title, counts, images).
+Then the two are timed page by page in an order that alternates, in CPU time of this process, so that
+a shared machine's load falls on both alike; read the ratio, not the absolute times.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gc
+import io
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmark_pages import load_pages  # noqa: E402
+
+from edrew_scrapy.serializer import serialize  # noqa: E402
+
+
+def ref_serialize(ref: str, folder: str):
+    """serialize() of the package as it is at `ref`, imported as `edrew_scrapy_ref` from `folder`."""
+    tar = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "edrew_scrapy"], check=True,
+                         capture_output=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(tar)) as t:
+        # the "data" filter where this Python has it (3.11.4+): the archive is our own, but say so
+        t.extractall(folder, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    os.rename(Path(folder, "edrew_scrapy"), Path(folder, "edrew_scrapy_ref"))
+    sys.path.insert(0, folder)
+    from edrew_scrapy_ref.serializer import serialize as ref_fn  # the package uses relative imports only
+
+    return ref_fn
+
+
+def first_difference(a, b) -> str:
+    da, db = dataclasses.asdict(a), dataclasses.asdict(b)
+    for key in da:
+        if da[key] == db.get(key):
+            continue
+        if key == "nodes":
+            for k, (x, y) in enumerate(zip(da[key], db[key])):
+                if x != y:
+                    field = next(f for f in x if x[f] != y[f])
+                    return f"node {k} {field}: {x[field]!r:.120} != {y[field]!r:.120}"
+            return f"{len(da[key])} nodes != {len(db[key])}"
+        return f"{key}: {da[key]!r:.120} != {db[key]!r:.120}"
+    return ""
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    wcxb = os.environ.get("EDREW_WCXB")
+    ap.add_argument("--pages", type=Path, default=os.environ.get("EDREW_WCXB_HTML") or (wcxb and Path(wcxb, "html")),
+                    help="folder of .html / .html.gz pages (default: EDREW_WCXB_HTML, or EDREW_WCXB/html)")
+    ap.add_argument("--ref", default="main", help="git ref whose serializer is the reference (default: main)")
+    ap.add_argument("--limit", type=int, default=300)
+    ap.add_argument("--repeats", type=int, default=2, help="timed passes over the pages")
+    ap.add_argument("--url", default="https://example.com/a/", help="page URL (images resolve against it)")
+    args = ap.parse_args()
+    if not args.pages:
+        ap.error("--pages is required")
+    pages = load_pages(args.pages, args.limit, progress=False)
+    with tempfile.TemporaryDirectory(prefix="serializer-ab-") as folder:
+        ref_fn = ref_serialize(args.ref, folder)
+        differ = 0
+        for page in pages:
+            why = first_difference(ref_fn(page, url=args.url), serialize(page, url=args.url))
+            if why:
+                differ += 1
+                if differ <= 5:
+                    print(f"differs: {why}")
+        print(f"{len(pages)} pages: {differ} differ from {args.ref}'s output")
+        spent = {"ref": 0.0, "tree": 0.0}
+        fns = {"ref": ref_fn, "tree": serialize}
+        for r in range(args.repeats):
+            for i, page in enumerate(pages):
+                for who in (("ref", "tree") if (i + r) % 2 == 0 else ("tree", "ref")):
+                    gc.collect()  # neither pays for the collection of the other's garbage
+                    t0 = time.process_time()
+                    fns[who](page, url=args.url)
+                    spent[who] += time.process_time() - t0
+        ref_ms, tree_ms = (1000 * spent[k] / (len(pages) * args.repeats) for k in ("ref", "tree"))
+        print(f"CPU ms/page: {args.ref} {ref_ms:.2f}, working tree {tree_ms:.2f}; "
+              f"{args.ref}/working tree {ref_ms / tree_ms:.2f}x (target: serializer <= 5 ms a page)")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
