@@ -7,14 +7,18 @@
     head.safetensors    the scalar mix and the classifier head
 
 Nothing is pickled: JSON, HDF5 and safetensors only. Every problem raises ModelError naming the file.
+Every file is a regular file inside the directory (a link may point only within it), and no more of it is
+read than the card says it holds (+1 byte, to tell a larger one): a link to /proc or a FIFO cannot hang
+loading, and hostile JSON (nested 200,000 deep, a 5,000-digit number) is a ModelError like any other.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import stat
 from pathlib import Path
-from typing import Dict, Mapping
+from typing import Dict, Mapping, Optional
 
 import numpy as np
 
@@ -56,6 +60,86 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+# A card or an options file larger than this is not one (the shipped card is a few kB, options 1 kB).
+MAX_JSON_BYTES = 1 << 20
+
+
+def model_file(directory: Path, name: str) -> Path:
+    """directory/name, resolved, when it is a regular file inside the directory; ModelError otherwise.
+
+    A link may point only within the directory, and devices, FIFOs and sockets are refused: reading
+    /proc/self/pagemap (size 0, endless) or opening a FIFO would block loading for good."""
+    path = Path(directory) / name
+    root = Path(os.path.realpath(directory))
+    real = Path(os.path.realpath(path))
+    if real != root and root not in real.parents:
+        raise ModelError(f"{path}: links outside the model directory (to {real})")
+    try:
+        mode = os.stat(real).st_mode
+    except FileNotFoundError:
+        raise ModelError(f"{path}: file is missing") from None
+    except OSError as exc:
+        raise ModelError(f"{path}: cannot read ({describe(exc)})") from None
+    if not stat.S_ISREG(mode):
+        raise ModelError(f"{path}: not a regular file (a directory, device, FIFO or socket)")
+    return real
+
+
+def _open_regular(real: Path, shown: Path) -> int:
+    """A descriptor of `real`, opened without blocking (a FIFO swapped in after model_file's check) and
+    checked again to be a regular file."""
+    try:
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        raise ModelError(f"{shown}: cannot read ({describe(exc)})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise ModelError(f"{shown}: not a regular file (a directory, device, FIFO or socket)")
+    return fd
+
+
+def _read_blocks(directory: Path, name: str, limit: int):
+    """The blocks of directory/name, at most `limit` + 1 bytes in all."""
+    shown = Path(directory) / name
+    fd = _open_regular(model_file(directory, name), shown)
+    try:
+        left = limit + 1
+        while left > 0:
+            try:
+                block = os.read(fd, min(left, 1 << 20))
+            except OSError as exc:
+                raise ModelError(f"{shown}: cannot read ({describe(exc)})") from None
+            if not block:
+                return
+            left -= len(block)
+            yield block
+    finally:
+        os.close(fd)
+
+
+def read_limited(directory: Path, name: str, limit: int) -> bytes:
+    """directory/name's bytes; ModelError when it is not a regular file inside the directory or holds
+    more than `limit` bytes."""
+    data = b"".join(_read_blocks(directory, name, limit))
+    if len(data) > limit:
+        raise ModelError(f"{Path(directory) / name}: larger than {limit:,} bytes")
+    return data
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def load_json(directory: Path, name: str, limit: int, what: str) -> object:
+    """directory/name parsed as JSON of at most `limit` bytes; every way it can fail is a ModelError
+    saying `what` it is not (deep nesting is a RecursionError, an over-long integer a ValueError)."""
+    data = read_limited(directory, name, limit)
+    try:
+        return json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ModelError(f"{Path(directory) / name}: {what} ({describe(exc)})") from None
+
+
 # --- card ---------------------------------------------------------------------------------------------
 
 def write_card(directory: Path, card: Mapping) -> dict:
@@ -74,17 +158,16 @@ def write_card(directory: Path, card: Mapping) -> dict:
 
 def read_card(directory: Path, verify: bool = True) -> dict:
     """Read and check card.json, and (verify=True) the size and sha256 of every file it lists."""
+    from . import schema
+
     directory = Path(directory)
     path = directory / CARD
     if not directory.is_dir():
         raise ModelError(f"{directory}: " + ("is a file, not a model directory" if directory.exists()
                                              else "model directory does not exist"))
-    if not path.is_file():
+    if not (path.exists() or path.is_symlink()):
         raise ModelError(f"{path}: model card is missing")
-    try:
-        card = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelError(f"{path}: model card is not valid JSON ({exc})") from None
+    card = load_json(directory, CARD, MAX_JSON_BYTES, "model card is not valid JSON")
     if not isinstance(card, dict) or card.get("format") != FORMAT:
         kind = card.get("format") if isinstance(card, dict) else None
         raise ModelError(f"{path}: not an edrew model card (format {kind!r})")
@@ -106,17 +189,28 @@ def read_card(directory: Path, verify: bool = True) -> dict:
         if not (isinstance(entry, dict) and is_count(entry.get("bytes")) and isinstance(entry.get("sha256"), str)):
             raise ModelError(f"{path}: files.{name} must be an object with an integer 'bytes' and a string "
                              f"'sha256', not {entry!r}")
+    if not isinstance(card.get("head"), dict):
+        raise ModelError(f"{path}: the card has no head configuration")
+    schema.check(card, schema.CARD_SCHEMA, path, "not a valid model card")
     for name in DATA_FILES:
         data = directory / name
-        if not data.is_file():
-            raise ModelError(f"{data}: file is missing")
         expected = files[name]
-        size = data.stat().st_size
+        size = model_file(directory, name).stat().st_size
         if size != expected["bytes"]:
             what = "truncated" if size < expected["bytes"] else "wrong size"
             raise ModelError(f"{data}: {what} ({size} bytes, the card says {expected['bytes']})")
-        if verify and sha256_of(data) != expected["sha256"]:
-            raise ModelError(f"{data}: sha256 checksum does not match the card (file corrupt or changed)")
+        if verify:
+            # at most the card's size + 1 bytes: a file whose stat() says less than it holds is read no further
+            digest, held = hashlib.sha256(), 0
+            for block in _read_blocks(directory, name, expected["bytes"]):
+                digest.update(block)
+                held += len(block)
+            if held < expected["bytes"]:
+                raise ModelError(f"{data}: truncated ({held} bytes read, the card says {expected['bytes']})")
+            if held > expected["bytes"]:
+                raise ModelError(f"{data}: wrong size (more than the {expected['bytes']} bytes the card says)")
+            if digest.hexdigest() != expected["sha256"]:
+                raise ModelError(f"{data}: sha256 checksum does not match the card (file corrupt or changed)")
     return card
 
 
@@ -128,11 +222,14 @@ def write_options(path: Path, options: Mapping) -> None:
     Path(path).write_text(json.dumps(options, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def read_options(path: Path) -> dict:
-    try:
-        options = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelError(f"{path}: not a valid ELMo options file ({describe(exc)})") from None
+def read_options(path: Path, max_bytes: Optional[int] = None) -> dict:
+    """The options file at `path` (in a model directory), of at most `max_bytes` (the card's size of it)
+    and MAX_JSON_BYTES, checked field by field and then against schema.OPTIONS_SCHEMA."""
+    from . import schema
+
+    path = Path(path)
+    limit = MAX_JSON_BYTES if max_bytes is None else min(max_bytes, MAX_JSON_BYTES)
+    options = load_json(path.parent, path.name, limit, "not a valid ELMo options file")
     lstm = options.get("lstm") if isinstance(options, dict) else None
     cnn = options.get("char_cnn") if isinstance(options, dict) else None
     if not (isinstance(lstm, dict) and isinstance(cnn, dict) and isinstance(cnn.get("embedding"), dict)):
@@ -163,6 +260,7 @@ def read_options(path: Path) -> dict:
         clip = lstm.get(key)
         if clip is not None and not (is_number(clip) and clip >= 0):
             raise ModelError(f"{path}: lstm.{key} must be a non-negative number or null, not {clip!r}")
+    schema.check(options, schema.OPTIONS_SCHEMA, path, "not a valid ELMo options file")
     return options
 
 

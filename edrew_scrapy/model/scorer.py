@@ -7,7 +7,6 @@ batch of new reTPS, each token prefix (forward LSTM) and suffix (backward LSTM) 
 """
 from __future__ import annotations
 
-import json
 import math
 import numbers
 import sys
@@ -42,8 +41,8 @@ def _holds_shipped_model(directory: Path) -> bool:
     """`directory` has an edrew model card: a folder that merely shares the name (another package's
     top-level models/default in the same site-packages) must not be taken for ours."""
     try:
-        card = json.loads((directory / files.CARD).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        card = files.load_json(directory, files.CARD, files.MAX_JSON_BYTES, "not a model card")
+    except (ModelError, OSError):
         return False
     return isinstance(card, dict) and card.get("format") == files.FORMAT
 
@@ -502,7 +501,7 @@ def load_model(path: Union[str, Path, None] = None, backend: str = "native", ver
             raise ValueError(f"cache_mb must be None or a number of MiB >= 0, not {cache_mb!r}")
         cache_mb = float(cache_mb) or None  # 0 is no byte limit, as EDREW_CACHE_MB=0 is
     card = files.read_card(directory, verify=verify)
-    options = files.read_options(directory / files.OPTIONS)
+    options = files.read_options(directory / files.OPTIONS, card["files"][files.OPTIONS]["bytes"])
     head = load_head(directory, card, options)
     check_bilm_weights(options, directory / files.OPTIONS, directory / files.WEIGHTS)
     if backend == "native":
