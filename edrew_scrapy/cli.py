@@ -46,7 +46,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except KeyboardInterrupt:
         return 130
     except OSError as exc:  # writing the output failed (a full disk, a closed terminal): one line, no traceback
-        print(f"edrew {args.command}: {exc}", file=sys.stderr)
+        from .escape import printable
+
+        print(f"edrew {args.command}: {printable(exc)}", file=sys.stderr)
         return 1
 
 

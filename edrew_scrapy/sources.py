@@ -1,23 +1,30 @@
 """Read a CLI input: a file (gzip transparently), stdin, or an http(s) URL given explicitly.
 
 Every way an input can fail ends in SourceError with a one-line message, so that a command can report
-it and go on with the next input.
+it and go on with the next input. A URL is fetched within one deadline for the whole exchange (connection,
+TLS handshake, status line, headers and body, every redirect included); a reply cut before the end of its
+headers is an error, and only http(s) redirects are followed, at most MAX_REDIRECTS of them.
 """
 from __future__ import annotations
 
+import functools
 import http.client
+import io
 import math
 import mimetypes
 import re
+import socket
 import sys
 import time
 import urllib.error
 import urllib.request
 import zlib
 from pathlib import Path
-from typing import BinaryIO, Optional, Tuple
+from typing import BinaryIO, List, NamedTuple, Optional, Tuple
+from urllib.parse import urljoin, urlsplit
 
 MAX_FETCH_BYTES = 50 * 1024 * 1024  # any input, fetched or read, and after gzip
+MAX_REDIRECTS = 5  # redirects a fetch follows (browsers allow 20; a page moved more than 5 times is rare)
 _CHUNK = 64 * 1024
 
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/vnd.wap.xhtml+xml"})
@@ -31,6 +38,15 @@ _SNIFF = re.compile(rb"\A(?:\xef\xbb\xbf)?\s*(?:<!--.*?-->\s*|<\?xml[^>]*>\s*)*"
 
 class SourceError(Exception):
     """An input that cannot be read: missing file, unreachable URL, cut-short download, ..."""
+
+
+class Input(NamedTuple):
+    """What read_input gives: the body, the declared content type (None for files), the URL links resolve
+    against (the last one after redirects; a file: URI for a file), and every URL it was redirected to."""
+    data: bytes
+    content_type: Optional[str]
+    url: Optional[str]
+    redirects: Tuple[str, ...] = ()
 
 
 def is_html(content_type: Optional[str], body: bytes) -> bool:
@@ -57,7 +73,13 @@ def type_from_name(source: str) -> Optional[str]:
 
 
 def read_source(source: str, timeout: float = 30.0) -> Tuple[bytes, Optional[str], Optional[str]]:
-    """Return (body bytes, declared content type or None, URL for link resolution or None).
+    """Return (body bytes, declared content type or None, URL for link resolution or None): read_input
+    without the redirects."""
+    return read_input(source, timeout)[:3]
+
+
+def read_input(source: str, timeout: float = 30.0) -> Input:
+    """Read a file, stdin ("-") or an http(s) URL.
 
     A URL must be fetched whole within `timeout` seconds; a file or stdin is read as is. Inputs larger
     than MAX_FETCH_BYTES (also once gunzipped) are refused rather than cut short."""
@@ -66,26 +88,159 @@ def read_source(source: str, timeout: float = 30.0) -> Tuple[bytes, Optional[str
     if source == "-":
         if sys.stdin is None:  # started with stdin closed (`<&-`, some daemons)
             raise SourceError("-: cannot read: standard input is closed")
-        return _gunzip(_read_capped(sys.stdin.buffer, source), source), None, None
+        return Input(_gunzip(_read_capped(sys.stdin.buffer, source), source), None, None)
     path = Path(source)
     try:
         with path.open("rb") as fh:
             raw = _read_capped(fh, source)
     except OSError as exc:
         raise SourceError(f"{source}: cannot read: {exc.strerror or exc}") from exc
-    return _gunzip(raw, source), None, path.resolve().as_uri()
+    return Input(_gunzip(raw, source), None, path.resolve().as_uri())
 
 
-def _fetch(source: str, timeout: float) -> Tuple[bytes, Optional[str], Optional[str]]:
+# --- fetching a URL within one deadline ---------------------------------------------------------------
+# urllib (kept for its proxy support) with connections whose every socket operation gets only the time
+# left: a socket timeout alone bounds each read, and a server sending one header line a second would
+# hold the fetch for as long as it likes.
+
+class _Refused(Exception):
+    """A redirect the fetch does not follow; the message says why."""
+
+
+class _CutHeaders(http.client.HTTPException):
+    pass
+
+
+def _time_left(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the fetch's deadline passed")
+    return left
+
+
+class _DeadlineIO(io.RawIOBase):
+    """The socket's reads, each given only the time left before `deadline`."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__()
+        self._sock = sock
+        self._raw = sock.makefile("rb", buffering=0)  # holds the socket open as http.client's file does
+        self._deadline = deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        self._sock.settimeout(_time_left(self._deadline))
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _HeaderReader(io.BufferedReader):
+    """Remembers the last line read: the header block is whole only when it ended with an empty line
+    (http.client takes the end of the connection for the end of the headers)."""
+
+    last_line = b""
+
+    def readline(self, size=-1):
+        self.last_line = super().readline(size)
+        return self.last_line
+
+
+class _DeadlineResponse(http.client.HTTPResponse):
+    def __init__(self, sock, *args, deadline: float, **kwargs) -> None:
+        super().__init__(sock, *args, **kwargs)
+        self.fp.close()  # the file http.client made; this one keeps to the deadline
+        self.fp = _HeaderReader(_DeadlineIO(sock, deadline))
+
+    def begin(self) -> None:
+        super().begin()
+        if self.fp.last_line not in (b"\r\n", b"\n"):
+            raise _CutHeaders("the reply ended before its headers did")
+
+
+class _DeadlineConnection:
+    """Mixin for http.client's connections: connect, TLS handshake and response within the deadline (an
+    SSL socket's timeout bounds its whole handshake; the socket's is reset to what is left after connect)."""
+
+    def __init__(self, *args, deadline: float, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline = deadline
+        self.response_class = functools.partial(_DeadlineResponse, deadline=deadline)
+        self._create_connection = self._connect
+
+    def _connect(self, address, timeout=None, source_address=None) -> socket.socket:
+        sock = socket.create_connection(address, _time_left(self._deadline), source_address)
+        sock.settimeout(_time_left(self._deadline))
+        return sock
+
+
+class _HTTPConnection(_DeadlineConnection, http.client.HTTPConnection):
+    pass
+
+
+class _HTTPSConnection(_DeadlineConnection, http.client.HTTPSConnection):
+    pass
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, deadline: float) -> None:
+        super().__init__()
+        self._deadline = deadline
+
+    def http_open(self, req):
+        return self.do_open(functools.partial(_HTTPConnection, deadline=self._deadline), req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, deadline: float) -> None:
+        super().__init__()
+        self._deadline = deadline
+
+    def https_open(self, req):
+        return self.do_open(functools.partial(_HTTPSConnection, deadline=self._deadline), req,
+                            context=self._context)
+
+
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Follows http(s) redirects only, at most MAX_REDIRECTS, and keeps the URLs it went to."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chain: List[str] = []
+
+    def http_error_302(self, req, fp, code, msg, headers):
+        # checked before urllib's own rule, which lets ftp: through and words a refusal as an HTTP error
+        location = headers.get("location") or headers.get("uri")
+        if location:
+            target = urljoin(req.full_url, location.strip())
+            if urlsplit(target).scheme.lower() not in ("http", "https"):
+                raise _Refused(f"redirected to {target}: only http and https redirects are followed")
+        return super().http_error_302(req, fp, code, msg, headers)
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if len(self.chain) >= MAX_REDIRECTS:
+            raise _Refused(f"more than {MAX_REDIRECTS} redirects (the last to {newurl})")
+        self.chain.append(newurl)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _fetch(source: str, timeout: float) -> Input:
     if not (timeout > 0 and math.isfinite(timeout)):
         raise SourceError(f"{source}: the timeout must be a positive number of seconds, not {timeout}")
     deadline = time.monotonic() + timeout
+    redirects = _Redirects()
+    opener = urllib.request.build_opener(_HTTPHandler(deadline), _HTTPSHandler(deadline), redirects)
     request = urllib.request.Request(source, headers={"User-Agent": "edrew-scrapy"})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with opener.open(request, timeout=timeout) as response:
             chunks, size = [], 0
-            # read1: at most one socket read each, so that a server that trickles bytes cannot hold the
-            # fetch past its deadline (the socket timeout alone bounds each read, not the whole body)
+            # read1: at most one socket read each, every read bounded by the time left (_DeadlineIO)
             while True:
                 chunk = response.read1(_CHUNK)
                 if not chunk:
@@ -94,8 +249,6 @@ def _fetch(source: str, timeout: float) -> Tuple[bytes, Optional[str], Optional[
                 size += len(chunk)
                 if size > MAX_FETCH_BYTES:
                     raise _too_large(source)
-                if time.monotonic() > deadline:
-                    raise SourceError(f"{source}: not fetched whole within {timeout:g} s")
             if response.length:  # Content-Length promised more than the connection gave
                 raise SourceError(f"{source}: cut short: {size} bytes received, "
                                   f"{size + response.length} announced")
@@ -104,10 +257,14 @@ def _fetch(source: str, timeout: float) -> Tuple[bytes, Optional[str], Optional[
             if coding in ("gzip", "x-gzip", "deflate"):
                 # We ask for no encoding, but some servers compress anyway.
                 body = _decompress(body, coding, source)
-            return body, response.headers.get("Content-Type"), response.geturl()
+            return Input(body, response.headers.get("Content-Type"), response.geturl(), tuple(redirects.chain))
     except SourceError:
         raise
+    except _Refused as exc:
+        raise SourceError(f"{source}: {exc}") from None
     except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
+        if time.monotonic() >= deadline:
+            raise SourceError(f"{source}: not fetched whole within {timeout:g} s") from None
         # HTTPException: a reply that is not HTTP, too many or too long headers, a broken chunk
         raise SourceError(f"{source}: cannot fetch: {type(exc).__name__}: {exc}"
                           if not str(exc) or isinstance(exc, http.client.HTTPException)

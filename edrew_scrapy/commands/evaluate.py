@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import List, Sequence, Tuple
 
 from ..data.splits import GROUP_KEYS
+from ..escape import printable
 from .options import (
     LR_SCHEDULES,
     NODE_WEIGHTS,
@@ -264,7 +265,7 @@ def check_held_out(model_dir: Path, expected: dict) -> None:
         raise UsageError(str(exc)) from None
     recorded = (card.get("training") or {}).get("held_out")
     if recorded is None:
-        print(f"edrew evaluate: {model_dir}: its card does not say which pages it held out (trained before "
+        print(f"edrew evaluate: {printable(model_dir)}: its card does not say which pages it held out (trained before "
               f"27 Nov 2026): make sure it was trained on this split ({expected['split']}, --group-by "
               f"{expected['group_by']}, the same --seed and --folds)", file=sys.stderr)
     elif recorded != expected:
@@ -313,7 +314,7 @@ def train_on(args, pages: Sequence, model_dir: Path, split_name: str, held: dict
         try:
             summary = train(config)
         except ValueError as exc:  # e.g. too few training pages in this split
-            print(f"edrew evaluate: {split_name}: model not trained: {exc}", file=sys.stderr)
+            print(f"edrew evaluate: {split_name}: model not trained: {printable(exc)}", file=sys.stderr)
             return None
     return load_model(next(iter(summary["variants"].values()))["dir"])
 
@@ -326,7 +327,7 @@ def run(args: argparse.Namespace) -> int:
             return run_pdf(args)
         return _run(args)
     except CommandError as exc:
-        print(f"edrew evaluate: {exc}", file=sys.stderr)
+        print(f"edrew evaluate: {printable(exc)}", file=sys.stderr)
         return exc.status
 
 

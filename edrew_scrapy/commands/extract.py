@@ -6,8 +6,10 @@ jsonl (a contract): one object per input, in input order, with `path` (the input
 (a list), `date_published`, `date_modified`, `language`, `site_name`, `description`, `page_type`,
 `page_type_probability` (null, or [] for `author`, where the page gives none, and for every page with
 --no-metadata); a page with nothing to score also has `skipped` (why: empty, binary, no-text, not-html)
-and an empty text; an input that cannot be read gives {"path", "error"} instead. The exit status is 1
-when any input failed, 2 when the model (or the page-type classifier) cannot be loaded.
+and an empty text, and a URL that was redirected has `redirects` (every URL it was sent to, in order;
+`url` is the last); an input that cannot be read gives {"path", "error"} instead. The exit status is 1
+when any input failed, 2 when the model (or the page-type classifier) cannot be loaded. Messages on
+stderr are one line each, with control characters from inputs escaped (escape.printable).
 """
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..escape import printable
     from ..extract import extract
     from ..metadata import Metadata, page_metadata
     from ..model.files import ModelError
@@ -49,19 +52,19 @@ def run(args: argparse.Namespace) -> int:
     from ..page import Page
     from ..pagetype import PageTypeError, default_classifier
     from ..serializer import serialize
-    from ..sources import SourceError, is_html, read_source, type_from_name
+    from ..sources import SourceError, is_html, read_input, type_from_name
 
     try:
         scorer = apply_region_share(load_model(args.model, backend=args.backend), args.region_share)
         classifier = default_classifier(args.model) if args.metadata else None
     except (ModelError, PageTypeError) as exc:
-        print(f"edrew extract: {exc}", file=sys.stderr)
+        print(f"edrew extract: {printable(exc)}", file=sys.stderr)
         return 2
     out = sys.stdout
     failed = 0
     for source in args.inputs:
         try:
-            data, content_type, url = read_source(source, timeout=args.timeout)
+            data, content_type, url, redirects = read_input(source, timeout=args.timeout)
             said = content_type if content_type is not None else type_from_name(source)
             if said is not None and not is_html(said, data):
                 # a URL that serves a PDF, JSON or an image, or a file named so: as the add-on does,
@@ -77,8 +80,9 @@ def run(args: argparse.Namespace) -> int:
             if args.format == "jsonl":
                 out.write(json.dumps({"path": source, "error": str(exc)}, ensure_ascii=False) + "\n")
             elif len(args.inputs) > 1:  # every input keeps its section, in input order
-                out.write(f"# {source} (error: see stderr)\n\n")
-            print(f"edrew extract: {exc}" if source in str(exc) else f"edrew extract: {source}: {exc}", file=sys.stderr)
+                out.write(f"# {printable(source)} (error: see stderr)\n\n")
+            message = str(exc) if source in str(exc) else f"{source}: {exc}"
+            print(f"edrew extract: {printable(message)}", file=sys.stderr)
             continue
         if args.format == "jsonl":
             record = {"path": source, "url": result.url, "title": result.title, "text": result.text,
@@ -87,14 +91,19 @@ def run(args: argparse.Namespace) -> int:
             record.update((result.metadata or Metadata()).fields())
             if result.skipped:
                 record["skipped"] = result.skipped
+            if redirects:
+                record["redirects"] = list(redirects)
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
         else:
-            skipped = f" (skipped: {result.skipped})" if result.skipped else ""
+            moved = f"redirected to {redirects[-1]}" if redirects else ""
             if len(args.inputs) > 1:
-                out.write(f"# {source}{skipped}\n{result.text}\n\n")
-            else:  # stdout stays the page's text alone; why it is empty goes where the errors go
+                notes = [moved] * bool(moved) + [f"skipped: {result.skipped}"] * bool(result.skipped)
+                said = f" ({'; '.join(notes)})" if notes else ""
+                out.write(f"# {printable(source)}{printable(said)}\n{result.text}\n\n")
+            else:  # stdout stays the page's text alone; where it came from and why it is empty go to stderr
                 out.write(f"{result.text}\n")
-                if result.skipped:
-                    print(f"edrew extract: {source}: skipped ({result.skipped})", file=sys.stderr)
+                notes = [moved] * bool(moved) + [f"skipped ({result.skipped})"] * bool(result.skipped)
+                for note in notes:
+                    print(f"edrew extract: {printable(source)}: {printable(note)}", file=sys.stderr)
         out.flush()
     return 1 if failed else 0

@@ -5,6 +5,7 @@ import argparse
 import json
 import sys
 
+from ..escape import printable
 from ..sources import SourceError, read_source
 from .options import seconds
 
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
             page = serialize(data, encoding=content_type, url=url)
         except (SourceError, OSError, ValueError) as exc:
             failed += 1
-            print(f"edrew nodes: {exc}", file=sys.stderr)
+            print(f"edrew nodes: {printable(exc)}", file=sys.stderr)
             continue
         if args.format == "jsonl":
             if page.skipped:  # no node to write: one record says why
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
         else:
             reason = f" (skipped: {page.skipped})" if page.skipped else ""
-            out.write(f"# {source}: {len(page.nodes)} nodes, {page.count_tags} counted tags{reason}\n")
+            out.write(f"# {printable(source)}: {len(page.nodes)} nodes, {page.count_tags} counted tags{reason}\n")
             for node in page.nodes:
                 content = node.content if len(node.content) <= 60 else node.content[:57] + "..."
                 out.write(f"{node.index:>5} {node.bucket:>3}  {content:<60}  {node.path}\n")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import List
 
 from ..data.splits import GROUP_KEYS
+from ..escape import printable
 from .options import (
     LR_SCHEDULES,
     NODE_WEIGHTS,
@@ -153,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _run(args)
     except CommandError as exc:
-        print(f"edrew train: {exc}", file=sys.stderr)
+        print(f"edrew train: {printable(exc)}", file=sys.stderr)
         return exc.status
 
 
