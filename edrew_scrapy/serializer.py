@@ -88,6 +88,31 @@ _NO_NODE = frozenset({"title", "head", "#document"})
 
 
 
+# A URL's scheme as browsers read it: after leading C0 controls and spaces, with tabs and line breaks
+# anywhere removed ("java\tscript:" is javascript:).
+_SCHEME = re.compile(r"[\x00-\x20]*([A-Za-z][A-Za-z0-9+.\-]*):")
+_URL_NOISE = re.compile(r"[\t\n\r]")
+
+
+def _scheme(url: Optional[str]) -> Optional[str]:
+    match = _SCHEME.match(_URL_NOISE.sub("", url or ""))
+    return match.group(1).lower() if match else None
+
+
+def _image_schemes(page_url: Optional[str]) -> frozenset:
+    """The schemes an image URL may have on a page at `page_url`: http(s), and file: too on a page read
+    from a file (the CLI's saved pages, whose images are files beside them). javascript:, data: and the
+    rest never: a hostile <base> makes any of them absolute, and a Scrapy FilesPipeline fed file: URLs
+    from a web page would read local files."""
+    return frozenset({"http", "https", "file"} if _scheme(page_url) == "file" else {"http", "https"})
+
+
+def _web_image(src: str, schemes: frozenset) -> bool:
+    """`src` has one of `schemes`, or none (relative, left so only when it could not be resolved)."""
+    scheme = _scheme(src)
+    return scheme is None or scheme in schemes
+
+
 def _resolve(base: str, ref: str) -> Optional[str]:
     """`ref` resolved against `base`, or None: urljoin raises ValueError on a malformed host
     ("http://[x/"), and one bad src or base href must not cost the page its text."""
@@ -215,6 +240,7 @@ class _Builder:
         self.cfg = config
         self.url = url
         self.base = url
+        self.image_schemes = _image_schemes(url)
         self.els: List[_El] = []
         self.count_tags = 0
         self.title = ""
@@ -516,9 +542,11 @@ class _Builder:
         if name == "img":
             attrs = parse_attributes(raw_attrs)
             src = next((attrs[a] for a in _IMG_SRC_ATTRS if attrs.get(a)), None)
-            if src and not src.startswith("data:"):
+            if src:
                 src = _html.unescape(src.strip())
                 src = (_resolve(self.base, src) or src) if self.base else src  # unresolvable: as written
+                if not _web_image(src, self.image_schemes):
+                    return
                 self.images.append(src)
                 if parent.images is None:
                     parent.images = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 from scrapy.utils.misc import load_object
 
 from .downloadermiddleware import EdrewDownloaderMiddleware
+from .exporters import SafeCsvItemExporter
 from .feeds import FeedCheck
 from .reports import EdrewReports
 from .resume import FEED_STORAGE, RESUME_SCHEDULER, SCRAPY_SCHEDULER, ResumeGuard, resume_enabled, wrap_feeds
@@ -39,9 +40,10 @@ def _setdefault_component(settings, name: str, cls: type, priority: int) -> None
 
 class Addon:
     """Enable the EDREW downloader and spider middlewares, the log formatter that summarises page items,
-    the report extension (idle unless EDREW_REPORT_DIR is set) and set the EDREW_ defaults; with JOBDIR,
-    also the resume guard, the journaling scheduler and, on every feed, the filter that keeps a page
-    from being exported twice.
+    the CSV exporter that keeps page text from being read as formulas (exporters.py), the report
+    extension (idle unless EDREW_REPORT_DIR is set) and set the EDREW_ defaults; with JOBDIR, also the
+    resume guard, the journaling scheduler and, on every feed, the filter that keeps a page from being
+    exported twice.
 
     Every value is set at "addon" priority or only when missing, so a project's own EDREW_ settings
     and component priorities (including None to disable one) always win.
@@ -58,6 +60,10 @@ class Addon:
         _setdefault_component(settings, "EXTENSIONS", FeedCheck, EXTENSION_PRIORITY)
         # NotConfigured (nothing done) unless EDREW_REPORT_DIR is set
         _setdefault_component(settings, "EXTENSIONS", EdrewReports, EXTENSION_PRIORITY)
+        exporters = settings.getdict("FEED_EXPORTERS")
+        if "csv" not in exporters:  # a project's own CSV exporter stays
+            exporters["csv"] = SafeCsvItemExporter
+            settings.set("FEED_EXPORTERS", exporters, settings.getpriority("FEED_EXPORTERS") or "addon")
         if resume_enabled(settings):
             _setdefault_component(settings, "EXTENSIONS", ResumeGuard, EXTENSION_PRIORITY)
             _set_resume_scheduler(settings)

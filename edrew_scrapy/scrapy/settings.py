@@ -39,6 +39,7 @@ DEFAULTS = {
     "EDREW_PIPELINE_REPLACE": True,     # EdrewPipeline: replace them; False: add <field>_relevant beside
     "EDREW_REPORT_DIR": None,       # a folder: HTML reports of the first EDREW_REPORT_PAGES pages + index.html
     "EDREW_REPORT_PAGES": 20,       # page reports written with EDREW_REPORT_DIR (the summary counts every page)
+    "EDREW_CSV_SAFE": True,         # CSV feeds: page text that starts like a formula is quoted (exporters.py)
 }
 
 ITEM_MODES = ("page", "node")
