@@ -49,7 +49,8 @@ class Page:
     count_tags: int = 0
     n_elements: int = 0
     images: List[str] = field(default_factory=list)
-    skipped: Optional[str] = None   # None, "empty", "binary", "no-text" ("not-html": never serialised)
+    skipped: Optional[str] = None   # None, "empty", "binary", "no-text", "too-much-text", "too-many-nodes"
+    #                                 ("not-html": never serialised)
     truncated: bool = False         # more than max_elements: the rest of the text is one node
     # schema.org and Open Graph types the page declares ("product", "og:article"): see declared.py
     declared: Tuple[str, ...] = ()

@@ -158,7 +158,9 @@ def serialize(data: Union[bytes, bytearray, memoryview, str], *, encoding: Optio
 
     `encoding` is the declared charset (an HTTP Content-Type value or a bare name), used after a BOM
     and before <meta charset>. Never raises on str or bytes: non-HTML input gives a Page with no
-    nodes and `skipped` set to "empty", "binary" or "no-text".
+    nodes and `skipped` set to "empty", "binary" or "no-text"; a page over the config's max_text_chars
+    or max_nodes gives "too-much-text" or "too-many-nodes" (the text is counted as it is read, so an
+    oversized page costs its tokenizing, not its nodes).
     """
     if isinstance(data, (bytes, bytearray, memoryview)):
         raw = bytes(data)
@@ -180,7 +182,12 @@ def serialize(data: Union[bytes, bytearray, memoryview, str], *, encoding: Optio
     if "\x00" in text:  # NUL never renders; removing it keeps the text searchable
         text = text.replace("\x00", "")
     with _gc_paused():
-        page = _build(text, config, url)
+        try:
+            page = _build(text, config, url)
+        except _TooLarge as exc:
+            return Page(url=url, nodes=[], encoding=codec, skipped=exc.reason)
+    if config.max_nodes and len(page.nodes) > config.max_nodes:
+        return Page(url=url, nodes=[], encoding=codec, skipped="too-many-nodes")
     page.encoding = codec
     page.declared = declared_types(text)
     if not page.nodes and page.skipped is None:
@@ -203,6 +210,12 @@ def _build(text: str, config: SerializerConfig, url: Optional[str]) -> Page:
 def _build_with_tokenizer(text: str, config: SerializerConfig, url: Optional[str]) -> Page:
     """The page from our tokenizer alone (the fallback; benchmarks/serializer.py compares the two)."""
     return _Builder(config, url).build(text)
+
+
+class _TooLarge(Exception):
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
 
 
 _gc_lock = threading.Lock()
@@ -250,6 +263,13 @@ class _Builder:
         self._base_seen = False
         self.truncated = False
         self.decoded = False  # text and attribute values arrive with their entities decoded
+        self._text_left = config.max_text_chars or -1  # characters of text still allowed; -1: no limit
+
+    def _count_text(self, value: str) -> None:
+        if self._text_left >= 0:
+            self._text_left -= len(value)
+            if self._text_left < 0:
+                raise _TooLarge("too-much-text")
 
     # ---- pass 1: tokens -> element records ---------------------------------------------------
     def build(self, text: str) -> Page:
@@ -273,6 +293,8 @@ class _Builder:
                 break
             if kind == TEXT:
                 blank = value.isspace()
+                if not blank:
+                    self._count_text(value)
                 if pending is not None:
                     self._open(pending, not blank, stack, open_counts)
                     pending = None
@@ -346,6 +368,7 @@ class _Builder:
             below = parent  # the record the children of this node belong to
             if tag == "-text":
                 value = node.text_content
+                self._count_text(value)
                 el = els[parent] if rest is None else rest
                 el.segs.append(value)
                 # a no-break space counts as text: our tokenizer saw `&nbsp;` undecoded, and it joins
@@ -373,7 +396,9 @@ class _Builder:
                 pass
             elif tag == "title":
                 if not self.title:
-                    self.title = " ".join(node.text(deep=True).split())
+                    title = node.text(deep=True)
+                    self._count_text(title)
+                    self.title = " ".join(title.split())
                 self.count_tags += 1
             elif tag in skip_tags:  # transparent (noscript), or void (link, meta, base, input, area)
                 if tag == "base":
@@ -467,9 +492,11 @@ class _Builder:
         if name == "img":
             attrs = node.attributes
             src = next((attrs[a] for a in _IMG_SRC_ATTRS if attrs.get(a)), None)
-            if src and not src.startswith("data:"):
+            if src:
                 src = src.strip()
                 src = (_resolve(self.base, src) or src) if self.base else src  # unresolvable: as written
+                if not _web_image(src, self.image_schemes):
+                    return
                 self.images.append(src)
                 if parent.images is None:
                     parent.images = []
@@ -503,10 +530,12 @@ class _Builder:
         els[parent].segs.append(idx)
         segs = rest.segs
         if kind == TEXT:
+            self._count_text(value)
             segs.append(value)
         skip = self.cfg.skip_with_content
         for kind, value, _attrs, _closed in events:
             if kind == TEXT:
+                self._count_text(value)
                 segs.append(value)
             elif kind == START:
                 if value in skip:
@@ -526,6 +555,7 @@ class _Builder:
         for kind, value, _attrs, _closed in events:
             if kind == END:
                 break
+            self._count_text(value)
             parts.append(value)
         if not self.title:
             self.title = " ".join(_html.unescape("".join(parts)).split())

@@ -104,6 +104,12 @@ class SerializerConfig:
     # Past this many elements (real pages have a few thousand) the rest of the page is read as
     # text only, bounding the time a hostile page costs; Page.truncated says so.
     max_elements: int = 300_000
+    # A page with more text (characters, markup and scripts not counted) or more nodes than this is
+    # skipped ("too-much-text", "too-many-nodes"): its nodes, their scoring and its output would take
+    # memory in proportion (a 40 MB paragraph took 1.2 GB through `edrew extract`, 150,000 nodes 2 GB).
+    # The WCXB development pages stay far below both (docs/reliability.md). 0: no limit.
+    max_text_chars: int = 2_000_000
+    max_nodes: int = 20_000
 
 
 DEFAULT_CONFIG = SerializerConfig()
