@@ -15,19 +15,28 @@ process, as with EDREW_WORKERS = 0 (edrew/workers/fallback): the crawl never los
 A pool that gives no result for a batch within EDREW_WORKER_TIMEOUT is killed and counts as a death
 (edrew/workers/timeouts too): a hung worker costs its page, not the crawl. While a batch's pages are
 sent again one by one, no other batch is in the pool, so a bad page cannot take an innocent one with it.
+
+Start-up gets the same care: a worker that dies or gives no sign of life within EDREW_WORKER_TIMEOUT
+while it loads the model is counted and replaced the same way, and when the restarts are spent the crawl
+process loads the model itself; Ctrl-C (or SIGTERM) while the crawl waits for it stops the workers and
+the crawl at once. Only a worker that reports that the model cannot be loaded stops the crawl (a
+ModelError naming the file).
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import re
+import signal
 import sys
 import threading
 import time
+from concurrent import futures
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, Iterator, List, Optional, Sequence
 
 from . import worker
 from .futures import await_future
@@ -84,6 +93,34 @@ def _uncancellable() -> Future:
 
 class WorkerError(Exception):
     """An error raised in a worker process, re-raised here from its formatted traceback."""
+
+
+class StartInterrupted(Exception):
+    """Ctrl-C (or SIGTERM) while the crawl waited for a worker to load the model."""
+
+
+# how often a blocked start-up looks at the clock and for a signal
+_START_POLL_S = 0.2
+
+
+@contextlib.contextmanager
+def _signals_noted() -> Iterator[list]:
+    """While the crawl blocks its main thread waiting for a worker, SIGINT and SIGTERM are noted in the
+    list yielded instead of going to Scrapy's handlers: those only schedule a stop on the reactor, which
+    cannot run until the wait ends, so two Ctrl-C did nothing. Elsewhere than in the main thread signals
+    cannot be handled, and nothing changes."""
+    noted: list = []
+    if threading.current_thread() is not threading.main_thread():
+        yield noted
+        return
+    previous = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        previous[signum] = signal.signal(signum, lambda number, frame: noted.append(number))
+    try:
+        yield noted
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 # Pools not closed yet, held strongly: their workers are killed when the interpreter exits (see
@@ -152,21 +189,64 @@ class ProcessPool:
         return ProcessPoolExecutor(self.size, mp_context=multiprocessing.get_context("spawn"),
                                    initializer=worker.bootstrap, initargs=(self._initializer, self._initargs))
 
-    def start(self, timeout: float = 600.0) -> dict:
-        """Block until a worker has loaded the model: what it loaded. A model that cannot be loaded
-        raises here, with the worker's message (a ModelError as a ModelError)."""
-        try:
-            return self._executor.submit(worker.ready).result(timeout)
-        except WorkerStartError as exc:
-            self.close()
-            if exc.kind == "ModelError":
-                from ..model.files import ModelError
+    def start(self) -> Optional[dict]:
+        """Block until a worker has loaded the model: what it loaded; None when workers kept dying or
+        hanging while they loaded it, until the restarts were spent (the pool has then failed, and the
+        caller loads the model in process). A model that cannot be loaded raises here, with the worker's
+        message (a ModelError as a ModelError); Ctrl-C or SIGTERM while waiting raises StartInterrupted."""
+        with _signals_noted() as noted:
+            while not self.failed:
+                executor = self._executor
+                try:
+                    return self._wait_ready(executor.submit(worker.ready), noted)
+                except WorkerStartError as exc:
+                    self.close()
+                    if exc.kind == "ModelError":
+                        from ..model.files import ModelError
 
-                raise ModelError(exc.message) from None
-            raise RuntimeError(f"EDREW worker could not start: {exc.kind}: {exc.message}") from None
-        except BaseException:
-            self.close()
-            raise
+                        raise ModelError(exc.message) from None
+                    raise RuntimeError(f"EDREW worker could not start: {exc.kind}: {exc.message}") from None
+                except BrokenProcessPool as exc:
+                    self._start_failed(executor, f"died ({exc})")
+                except TimeoutError:
+                    self._stats.inc("workers/timeouts")
+                    self._start_failed(executor, f"gave no sign of life in {self._timeout:g} s "
+                                                 f"(EDREW_WORKER_TIMEOUT)")
+                except BaseException:
+                    self.terminate()
+                    self.close()
+                    raise
+        return None
+
+    def _wait_ready(self, future: Future, noted: list) -> dict:
+        """future.result() in short waits: each one ends to look for a signal and at the deadline."""
+        deadline = None if self._timeout is None else time.monotonic() + self._timeout
+        while True:
+            try:
+                return future.result(_START_POLL_S)
+            except futures.TimeoutError:
+                if noted:
+                    name = signal.Signals(noted[0]).name
+                    raise StartInterrupted(f"{name} while a worker process was loading the model: "
+                                           f"workers stopped, crawl not started") from None
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise TimeoutError from None
+
+    def _start_failed(self, executor: ProcessPoolExecutor, what: str) -> None:
+        """A worker died or hung while loading the model: a new pool, as for a death while scoring,
+        or, with the restarts spent, the pool fails (the crawl process then loads the model)."""
+        self._stats.inc("workers/died")
+        self.terminate(executor)
+        executor.shutdown(wait=False)
+        if self._restarts_left <= 0:
+            self._give_up(f"a worker process {what} while loading the model, after {self._max_restarts} "
+                          f"restarts in a row")
+            return
+        self._restarts_left -= 1
+        logger.error("EDREW worker process %s while loading the model; starting a new one (%d restart(s) "
+                     "left)", what, self._restarts_left)
+        self._stats.inc("workers/restarts")
+        self._executor = self._new_executor()
 
     async def run(self, batch: Sequence[PageInput], retried: bool = False,
                   _alone: bool = False) -> Optional[List[Outcome]]:

@@ -27,7 +27,7 @@ from twisted.internet.defer import CancelledError, Deferred
 from twisted.python.failure import Failure
 
 from .futures import await_future
-from .processpool import ProcessPool, WorkerError, main_module_problem
+from .processpool import ProcessPool, StartInterrupted, WorkerError, main_module_problem
 from .settings import EdrewSettings
 from .stats import EdrewStats
 from .worker import Outcome
@@ -196,6 +196,10 @@ class ScoringService:
             if conf.workers:
                 processes = ProcessPool(conf, EdrewStats(crawler.stats, logger))
                 loaded = processes.start()  # blocks until one worker has loaded the model
+                if loaded is None:  # workers kept dying or hanging while loading it (logged, counted)
+                    processes = None
+                    conf = dataclasses.replace(conf, workers=0)
+            if conf.workers:
                 terminate_at_shutdown(processes)
                 directory, model_threshold = loaded["directory"], loaded["threshold"]
                 region = loaded.get("region_share")
@@ -203,6 +207,9 @@ class ScoringService:
                 scorer = load_scorer(conf)
                 directory, model_threshold = getattr(scorer, "directory", None), scorer.threshold
                 region = getattr(scorer, "region_share", None)
+        except StartInterrupted as exc:
+            logger.error("EDREW start-up interrupted: %s", exc)
+            raise
         except Exception as exc:
             # Stop before the first request: a crawl without its model would export nothing useful.
             logger.error("EDREW cannot load its model (EDREW_MODEL=%r, EDREW_BACKEND=%r): %s",
