@@ -106,8 +106,7 @@ class SerializerConfig:
     max_elements: int = 300_000
     # A page with more text (characters, markup and scripts not counted) or more nodes than this is
     # skipped ("too-much-text", "too-many-nodes"): its nodes, their scoring and its output would take
-    # memory in proportion (a 40 MB paragraph took 1.2 GB through `edrew extract`, 150,000 nodes 2 GB).
-    # The WCXB development pages stay far below both (docs/reliability.md). 0: no limit.
+    # memory in proportion. Real pages stay far below both (docs/reliability.md). 0: no limit.
     max_text_chars: int = 2_000_000
     max_nodes: int = 20_000
 
