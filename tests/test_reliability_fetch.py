@@ -78,6 +78,22 @@ def test_timeout_bounds_the_status_line_and_headers(model, server):
     assert records(proc) == [{"path": site.url + "/", "error": f"{site.url}/: not fetched whole within 2 s"}]
 
 
+def trickle_tls_record(conn, path):
+    """A TLS handshake record announcing 16 kB, then a byte every 50 ms: every read succeeds."""
+    conn.sendall(b"\x16\x03\x03\x40\x00")
+    for _ in range(100_000):
+        conn.sendall(b"\x00")
+        time.sleep(0.05)
+
+
+def test_timeout_bounds_the_tls_handshake(model):
+    with RawServer(trickle_tls_record, read_request=False) as site:
+        url = site.url.replace("http://", "https://") + "/"
+        proc = extract(model, url, "--timeout", "2")
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert assert_clean_lines(proc.stderr, 1) == [f"edrew extract: {url}: not fetched whole within 2 s"]
+
+
 @pytest.mark.parametrize("reply", [
     b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n",               # closed before the blank line
     b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Len",     # closed inside a header line
