@@ -58,10 +58,13 @@ TOKEN_OPTION = "edrew_resume"          # which ResumeState the feed's filter rep
 URI_OPTION = "edrew_feed_uri"          # the feed's URI template (a filter is not told its URI)
 INNER_FILTER_OPTION = "edrew_item_filter"  # the feed's own item_filter, applied first
 
-_SCRAPY_EXPORTERS = {"jsonlines": "scrapy.exporters.JsonLinesItemExporter",
-                     "jsonl": "scrapy.exporters.JsonLinesItemExporter",
-                     "jl": "scrapy.exporters.JsonLinesItemExporter",
-                     "csv": "scrapy.exporters.CsvItemExporter"}
+# The exporters whose feeds can be read back, by format: Scrapy's, and for CSV the add-on's own, which
+# writes the same file (only text cells that start like a formula differ, never url, path or index).
+_SCRAPY_EXPORTERS = {"jsonlines": ("scrapy.exporters.JsonLinesItemExporter",),
+                     "jsonl": ("scrapy.exporters.JsonLinesItemExporter",),
+                     "jl": ("scrapy.exporters.JsonLinesItemExporter",),
+                     "csv": ("scrapy.exporters.CsvItemExporter",
+                             "edrew_scrapy.scrapy.exporters.SafeCsvItemExporter")}
 _NEW_FILE_EACH_RUN = re.compile(r"%\((?:time|batch_time|batch_id)\)")
 
 Key = Tuple[str, ...]
@@ -464,7 +467,7 @@ class ResumeGuard:
         fmt = options.get("format") or ""
         exporter = self.crawler.settings.getwithbase("FEED_EXPORTERS").get(fmt)
         if fmt not in _SCRAPY_EXPORTERS or exporter is None \
-                or load_object(exporter) is not load_object(_SCRAPY_EXPORTERS[fmt]):
+                or load_object(exporter) not in [load_object(path) for path in _SCRAPY_EXPORTERS[fmt]]:
             return None, f"only JSON Lines and CSV feeds can be read back, not {fmt or 'this format'}"
         encoding = options.get("encoding") or "utf-8"
         if not _ascii_compatible(encoding):
