@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fixtures" / "reliability"))
-from reliability_support import (ROOT, RecordingServer, crawl_env, model_missing_reason, read_jsonl,  # noqa: E402
-                                 run_crawl)
+from reliability_support import ROOT, RecordingServer, crawl_env, model_missing_reason, read_jsonl, run_crawl  # noqa: E402
 
 from edrew_scrapy.serializer import serialize  # noqa: E402
 from edrew_scrapy.tokens import SerializerConfig  # noqa: E402

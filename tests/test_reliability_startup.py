@@ -16,8 +16,7 @@ from typing import List
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fixtures" / "reliability"))
-from reliability_support import (ROOT, RecordingServer, crawl_command, crawl_env, model_missing_reason,  # noqa: E402
-                                 read_jsonl)
+from reliability_support import ROOT, RecordingServer, crawl_command, crawl_env, model_missing_reason, read_jsonl  # noqa: E402
 
 pytestmark = [pytest.mark.crawl,
               pytest.mark.skipif(model_missing_reason() is not None, reason=str(model_missing_reason()))]
