@@ -25,6 +25,15 @@ from tqdm import tqdm  # noqa: E402
 from edrew_scrapy import serializer as serializer_module  # noqa: E402
 from edrew_scrapy.serializer import serialize  # noqa: E402
 from edrew_scrapy.tokenizer import tokenize  # noqa: E402
+from edrew_scrapy.tokens import SerializerConfig  # noqa: E402
+
+# Scaling and the hostile page measure the whole algorithm on documents far over the page budget, which
+# would otherwise be refused early (too-much-text, too-many-nodes).
+UNBOUNDED = SerializerConfig(max_text_chars=0, max_nodes=0)
+
+
+def serialize_unbounded(data):
+    return serialize(data, config=UNBOUNDED)
 
 
 def best_rate(name: str, fn, pages: list, repeats: int) -> float:
@@ -101,8 +110,8 @@ def main() -> int:
     double = half + half
     t_n = t_2n = float("inf")
     for _ in tqdm(range(args.repeats + 1), desc="scaling", leave=False):  # interleaved: same load on both
-        t_n = min(t_n, timed(serialize, half))
-        t_2n = min(t_2n, timed(serialize, double))
+        t_n = min(t_n, timed(serialize_unbounded, half))
+        t_2n = min(t_2n, timed(serialize_unbounded, double))
     ratio = t_2n / t_n
     print(f"\nscaling: N={len(half) / 1e6:.1f} MB {t_n:.2f} s, 2N {t_2n:.2f} s, ratio {ratio:.2f} "
           f"(target <= 2.2 -> {'PASS' if ratio <= 2.2 else 'FAIL'})")
@@ -110,7 +119,7 @@ def main() -> int:
     # Hostile: 20 MB of deep nesting, a million unclosed tags, unterminated quotes and comments.
     hostile = "<div>" * 1_000_000 + "<p>x<span>y" * 1_000_000 + "<a b=\"" + "<!--" + "z " * 2_000_000
     hostile = hostile[:20_000_000]
-    t_h = timed(serialize, hostile)
+    t_h = timed(serialize_unbounded, hostile)
     print(f"hostile page {len(hostile) / 1e6:.0f} MB: {t_h:.1f} s (target < 10 s -> {'PASS' if t_h < 10 else 'FAIL'})")
     return 0
 

@@ -9,6 +9,7 @@ import pytest
 
 from edrew_scrapy.serializer import serialize
 from edrew_scrapy.tokenizer import END, START, TEXT, parse_attributes, tokenize
+from edrew_scrapy.tokens import SerializerConfig
 
 
 def contents(html):
@@ -34,8 +35,12 @@ def test_deep_nesting_path_is_a_valid_xpath():
     assert parsel.Selector(html).xpath(n.path + "/text()").get() == "x"
 
 
+# the parser's robustness, not the page budget (max_nodes, test_reliability_memory.py): no node limit
+NO_NODE_LIMIT = SerializerConfig(max_nodes=0)
+
+
 def test_many_unclosed_tags():
-    page = serialize("<div>x" * 50_000)
+    page = serialize("<div>x" * 50_000, config=NO_NODE_LIMIT)
     assert len(page.nodes) == 50_000
 
 
@@ -72,7 +77,7 @@ def test_attribute_with_gt_inside_quotes():
 
 def test_unterminated_attribute_quote_does_not_hang_or_lose_everything():
     html = '<div class="oops>first</div>' + "<p>para</p>" * 20_000
-    page = serialize(html)
+    page = serialize(html, config=NO_NODE_LIMIT)
     assert len(page.nodes) >= 19_000
 
 
