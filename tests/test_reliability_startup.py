@@ -76,8 +76,13 @@ def finish(crawl: subprocess.Popen) -> str:
     try:
         _, stderr = crawl.communicate(timeout=GUARD_S)
     except subprocess.TimeoutExpired:
-        crawl.kill()
-        crawl.communicate()
+        # a hang: the crawl and its workers go, or a stopped worker would hold the output pipes open
+        for pid in [*spawned_workers(crawl.pid), crawl.pid]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        crawl.communicate(timeout=30)
         raise
     return stderr
 
