@@ -34,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..escape import printable
     from ..extract import extract
     from ..model.files import ModelError
     from ..model.scorer import load_model
@@ -54,13 +55,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         scorer = apply_region_share(load_model(args.model, backend=args.backend), args.region_share)
     except ModelError as exc:
-        print(f"edrew inspect: {exc}", file=sys.stderr)
+        print(f"edrew inspect: {printable(exc)}", file=sys.stderr)
         return 2
     try:
         data, content_type, url = read_source(args.input, timeout=args.timeout)
     except (SourceError, OSError) as exc:
-        print(f"edrew inspect: {exc}" if args.input in str(exc) else f"edrew inspect: {args.input}: {exc}",
-              file=sys.stderr)
+        message = str(exc) if args.input in str(exc) else f"{args.input}: {exc}"
+        print(f"edrew inspect: {printable(message)}", file=sys.stderr)
         return 1
     started = time.perf_counter()
     said = content_type if content_type is not None else type_from_name(args.input)
@@ -81,6 +82,6 @@ def run(args: argparse.Namespace) -> int:
                                        seconds=elapsed)
     with open(args.out, "w", encoding="utf-8", errors="replace") as out:
         out.write(report)
-    print(f"edrew inspect: {args.out}: {summary.kept_nodes} of {summary.nodes} nodes kept, "
+    print(f"edrew inspect: {printable(args.out)}: {summary.kept_nodes} of {summary.nodes} nodes kept, "
           f"{summary.kept_words} words kept, {summary.dropped_words} dropped", file=sys.stderr)
     return 0

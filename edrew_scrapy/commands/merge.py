@@ -14,10 +14,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from ..distributed.merge import merge_feeds
+    from ..escape import printable
 
     missing = [str(path) for path in args.feeds if not path.is_file()]
     if missing:
-        print(f"edrew merge: no such feed: {', '.join(missing)}", file=sys.stderr)
+        print(f"edrew merge: no such feed: {printable(', '.join(missing))}", file=sys.stderr)
         return 2
     if any(path.resolve() == args.output.resolve() for path in args.feeds):
         print("edrew merge: the output must not be one of the feeds", file=sys.stderr)

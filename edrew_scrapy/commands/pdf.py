@@ -20,6 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..escape import printable
     from ..pdf import PdfError, parse_pdf, to_xml
 
     args.out.mkdir(parents=True, exist_ok=True)
@@ -32,11 +33,12 @@ def run(args: argparse.Namespace) -> int:
             article = parse_pdf(data, max_pages=args.max_pages or None)
         except PdfError as exc:
             skipped[exc.reason] += 1
-            print(f"edrew pdf: {source}: skipped ({exc.reason}): {exc}", file=sys.stderr)
+            print(f"edrew pdf: {printable(source)}: skipped ({exc.reason}): {printable(exc)}", file=sys.stderr)
             continue
         except OSError as exc:
             skipped["unreadable"] += 1
-            print(f"edrew pdf: {source}: skipped (unreadable): {exc.strerror or exc}", file=sys.stderr)
+            print(f"edrew pdf: {printable(source)}: skipped (unreadable): {printable(exc.strerror or exc)}",
+                  file=sys.stderr)
             continue
         stem = Path(source).stem or "article"
         used[stem] += 1
