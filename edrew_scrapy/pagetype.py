@@ -214,8 +214,14 @@ def default_classifier(directory: Optional[str] = None) -> Optional[PageTypeClas
     path = Path(model_directory(directory)) / FILE_NAME
     if not path.exists() and directory is not None:
         path = Path(model_directory(None)) / FILE_NAME  # a model of one's own with the shipped page types
-    if not path.exists():
+    if not (path.exists() or path.is_symlink()):
         return None
+    from .model.files import ModelError, model_file
+
+    try:  # a regular file inside the folder, as every model file: a FIFO or a /proc link would never end
+        model_file(path.parent, path.name)
+    except ModelError as exc:
+        raise PageTypeError(str(exc)) from None
     check_listed(path)
     return PageTypeClassifier.load(path)
 

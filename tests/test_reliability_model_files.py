@@ -217,3 +217,16 @@ def test_the_shipped_models_fit_the_schemas():
     for card in sorted((ROOT / "models").glob("*/card.json")):
         files.read_card(card.parent, verify=False)
         files.read_options(card.parent / files.OPTIONS)
+
+
+@pytest.mark.parametrize("special", ["fifo", "outside-link"])
+def test_a_special_page_type_file_is_refused(tiny, tmp_path, special):
+    from edrew_scrapy.pagetype import FILE_NAME, PageTypeError, default_classifier
+
+    model = copy_model(tiny, tmp_path / "m")
+    if special == "fifo":
+        os.mkfifo(model / FILE_NAME)
+    else:
+        os.symlink("/dev/zero", model / FILE_NAME)
+    with pytest.raises(PageTypeError, match="not a regular file|links outside the model directory"):
+        default_classifier(str(model))

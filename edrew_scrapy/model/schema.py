@@ -33,8 +33,9 @@ CARD_SCHEMA = {
         "threshold_metric": {"type": "string"},
         "region_share": {"oneOf": [{"type": "null"},
                                    {"type": "number", "exclusiveMinimum": 0.5, "maximum": 1}]},
+        # other files a model folder may hold (pagetype.json) are listed the same way; pagetype.py checks them
         "files": {"type": "object", "required": ["elmo_options.json", "elmo_weights.hdf5", "head.safetensors"],
-                  "additionalProperties": False,
+                  "additionalProperties": _FILE,
                   "properties": {"elmo_options.json": _FILE, "elmo_weights.hdf5": _FILE, "head.safetensors": _FILE}},
         "head": {
             "type": "object",
