@@ -124,11 +124,36 @@ def _ascii_compatible(encoding: str) -> bool:
         return False
 
 
-def _truncate(path: Path, size: int, contents: FeedContents) -> None:
+def cut_file(path: Path, size: int) -> int:
+    """Remove what follows the first `size` bytes of the file (a record a kill cut short); the bytes removed."""
     total = path.stat().st_size
-    if size < total:
-        os.truncate(path, size)
-        contents.removed_bytes = total - size
+    if size >= total:
+        return 0
+    os.truncate(path, size)
+    return total - size
+
+
+class CompleteLines:
+    """The lines of an existing file up to one without its newline (a kill cut it short); `end` counts
+    the bytes of the lines read, for `cut_file`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.end = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        with open(self.path, "rb") as fh:
+            for raw in fh:
+                if not raw.endswith(b"\n"):
+                    return
+                self.end += len(raw)
+                yield raw
+
+
+def _truncate(path: Path, size: int, contents: FeedContents) -> None:
+    removed = cut_file(path, size)
+    if removed:
+        contents.removed_bytes = removed
 
 
 def read_jsonlines(path: Path, encoding: str = "utf-8", truncate: bool = True) -> FeedContents:
@@ -137,23 +162,19 @@ def read_jsonlines(path: Path, encoding: str = "utf-8", truncate: bool = True) -
     contents = FeedContents()
     if not path.is_file():
         return contents
-    end = 0
-    with open(path, "rb") as fh:
-        for raw in fh:
-            if not raw.endswith(b"\n"):
-                break
-            end += len(raw)
-            try:
-                record = json.loads(raw.decode(encoding, "replace"))
-            except ValueError:
-                continue  # a broken line in the middle (not ours); the items around it still count
-            if isinstance(record, dict):
-                contents.records += 1
-                key = record_key(record)
-                if key is not None:
-                    contents.keys.add(key)
+    lines = CompleteLines(path)
+    for raw in lines:
+        try:
+            record = json.loads(raw.decode(encoding, "replace"))
+        except ValueError:
+            continue  # a broken line in the middle (not ours); the items around it still count
+        if isinstance(record, dict):
+            contents.records += 1
+            key = record_key(record)
+            if key is not None:
+                contents.keys.add(key)
     if truncate:
-        _truncate(path, end, contents)
+        _truncate(path, lines.end, contents)
     return contents
 
 
