@@ -34,7 +34,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
-from typing import IO, Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import IO, Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
 from urllib.parse import urlparse
 from weakref import WeakKeyDictionary, WeakSet
 
@@ -344,13 +344,20 @@ def wrap_feeds(settings) -> None:
         return
     token = uuid.uuid4().hex
     _STATES[token] = ResumeState()
+    chain_item_filter(settings, ExportedItemFilter, INNER_FILTER_OPTION,
+                      lambda uri: {TOKEN_OPTION: token, URI_OPTION: feed_uri(uri)})
+
+
+def chain_item_filter(settings, item_filter: type, inner_option: str,
+                      extra: Callable[[Any], Dict[str, Any]]) -> None:
+    """Make `item_filter` the item_filter of every feed in FEEDS; the feed's own one is kept in the
+    option `inner_option` (for `item_filter` to apply first), and the options `extra(uri)` are added."""
     wrapped = {}
-    for uri, options in feeds.items():
+    for uri, options in settings.getdict("FEEDS").items():
         options = dict(options or {})
-        options[INNER_FILTER_OPTION] = options.get("item_filter")
-        options["item_filter"] = ExportedItemFilter
-        options[TOKEN_OPTION] = token
-        options[URI_OPTION] = feed_uri(uri)
+        options[inner_option] = options.get("item_filter")
+        options["item_filter"] = item_filter
+        options.update(extra(uri))
         wrapped[uri] = options
     settings.set("FEEDS", wrapped, settings.getpriority("FEEDS") or 0)
 
