@@ -20,6 +20,7 @@ from .options import (
     check_dataset,
     int_at_least,
     out_problem,
+    report_errors,
     swde_filters,
 )
 
@@ -150,11 +151,7 @@ def _new_folders(out: Path) -> List[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        return _run(args)
-    except CommandError as exc:
-        print(f"edrew train: {exc}", file=sys.stderr)
-        return exc.status
+    return report_errors("train", _run, args)
 
 
 def _run(args: argparse.Namespace) -> int:
