@@ -1,5 +1,6 @@
 """What the one-core benchmarks share: their pages (the .html / .htm / .gz files of a folder, as bytes,
-gzip undone) and pinning the process to one core."""
+gzip undone), the head of a page a benchmark's local server sends, and pinning the process to one
+core."""
 from __future__ import annotations
 
 import gzip
@@ -34,3 +35,11 @@ def load_pages(folder: Path, limit: int, progress: bool = True) -> list:
         raw = f.read_bytes()
         pages.append(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
     return pages
+
+
+def send_html_head(handler, body: bytes) -> None:
+    """The status line and headers of a 200 HTML response whose body, `body`, the handler writes next."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/html; charset=utf-8")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
