@@ -1,8 +1,9 @@
 """What the one-core benchmarks share: their pages (the .html / .htm / .gz files of a folder, as bytes,
-gzip undone), the head of a page a benchmark's local server sends, and pinning the process to one
-core."""
+gzip undone) and the --pages option that names them, the head of a page a benchmark's local server sends,
+and pinning the process to one core."""
 from __future__ import annotations
 
+import argparse
 import gzip
 import os
 from pathlib import Path
@@ -43,3 +44,10 @@ def send_html_head(handler, body: bytes) -> None:
     handler.send_header("Content-Type", "text/html; charset=utf-8")
     handler.send_header("Content-Length", str(len(body)))
     handler.end_headers()
+
+
+def add_pages_option(ap: argparse.ArgumentParser) -> None:
+    """--pages, the folder of pages: by default EDREW_WCXB_HTML, else EDREW_WCXB/html, else none."""
+    wcxb = os.environ.get("EDREW_WCXB")
+    ap.add_argument("--pages", type=Path, default=os.environ.get("EDREW_WCXB_HTML") or (wcxb and Path(wcxb, "html")),
+                    help="folder of .html / .html.gz pages (default: EDREW_WCXB_HTML, or EDREW_WCXB/html)")
