@@ -1,7 +1,9 @@
 """What the one-core benchmarks share: their pages (the .html / .htm / .gz files of a folder, as bytes,
-gzip undone) and pinning the process to one core."""
+gzip undone) and the --pages option that names them, the head of a page a benchmark's local server sends,
+and pinning the process to one core."""
 from __future__ import annotations
 
+import argparse
 import gzip
 import os
 from pathlib import Path
@@ -34,3 +36,18 @@ def load_pages(folder: Path, limit: int, progress: bool = True) -> list:
         raw = f.read_bytes()
         pages.append(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
     return pages
+
+
+def send_html_head(handler, body: bytes) -> None:
+    """The status line and headers of a 200 HTML response whose body, `body`, the handler writes next."""
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/html; charset=utf-8")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+
+
+def add_pages_option(ap: argparse.ArgumentParser) -> None:
+    """--pages, the folder of pages: by default EDREW_WCXB_HTML, else EDREW_WCXB/html, else none."""
+    wcxb = os.environ.get("EDREW_WCXB")
+    ap.add_argument("--pages", type=Path, default=os.environ.get("EDREW_WCXB_HTML") or (wcxb and Path(wcxb, "html")),
+                    help="folder of .html / .html.gz pages (default: EDREW_WCXB_HTML, or EDREW_WCXB/html)")

@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchmark_pages import load_pages  # noqa: E402
+from benchmark_pages import load_pages, send_html_head  # noqa: E402
 
 SPIDER = textwrap.dedent('''
     import scrapy
@@ -97,10 +97,7 @@ def serve(pages: list) -> ThreadingHTTPServer:
             except (ValueError, IndexError):
                 self.send_error(404)
                 return
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
+            send_html_head(self, body)
             self.wfile.write(body)
 
         def log_message(self, *args):

@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "fixtures" / "reliability"), str(ROOT)]
 
 from _redis_helpers import RedisServer, article, feed_lines, log_has, start_crawl  # noqa: E402
+from benchmark_pages import send_html_head  # noqa: E402
 from reliability_support import crawl_env  # noqa: E402
 
 from edrew_scrapy.distributed.merge import merge_feeds  # noqa: E402
@@ -76,10 +77,7 @@ class Site:
                 if body is None:
                     self.send_error(404)
                     return
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
+                send_html_head(self, body)
                 try:
                     self.wfile.write(body)
                 except (BrokenPipeError, ConnectionResetError):

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmark_pages import one_core  # noqa: E402
+from benchmark_pages import add_pages_option, one_core  # noqa: E402
 
 _RS_WORKER = r"""
 import os, struct, sys, time
@@ -108,9 +108,7 @@ def plot(path: Path, sizes: list, times: dict) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    wcxb = os.environ.get("EDREW_WCXB")
-    ap.add_argument("--pages", type=Path, default=os.environ.get("EDREW_WCXB_HTML") or (wcxb and Path(wcxb, "html")),
-                    help="folder of .html / .html.gz pages (default: EDREW_WCXB_HTML, or EDREW_WCXB/html)")
+    add_pages_option(ap)
     ap.add_argument("--limit", type=int, default=200)
     ap.add_argument("--rs-python", default=".venv-rs/bin/python",
                     help="a Python 3.12 with rs-trafilatura installed ('' to leave it out)")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmark_pages import load_pages  # noqa: E402
+from benchmark_pages import add_pages_option, load_pages  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from edrew_scrapy import serializer as serializer_module  # noqa: E402
@@ -60,9 +60,7 @@ def timed(fn, *args) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    wcxb = os.environ.get("EDREW_WCXB")
-    ap.add_argument("--pages", type=Path, default=os.environ.get("EDREW_WCXB_HTML") or (wcxb and Path(wcxb, "html")),
-                    help="folder of .html / .html.gz pages (default: EDREW_WCXB_HTML, or EDREW_WCXB/html)")
+    add_pages_option(ap)
     ap.add_argument("--limit", type=int, default=300)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()

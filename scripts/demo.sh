@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/venv.sh
+source scripts/lib.sh
 
 mkdir -p output
 out=output/demo.jsonl
@@ -15,25 +16,12 @@ server_log=output/demo-server.log
 python -u -m http.server 0 --bind 127.0.0.1 --directory demo/site >"$server_log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
-port=""
-for _ in $(seq 100); do
-    port=$(sed -n 's/.* port \([0-9][0-9]*\).*/\1/p' "$server_log" | head -n 1)
-    [ -n "$port" ] && break
-    sleep 0.1
-done
-if [ -z "$port" ]; then
-    echo "demo.sh: the demo web server did not start:" >&2
-    cat "$server_log" >&2
-    exit 1
-fi
+port=$(first_match "$server_log" "$HTTP_SERVER_PORT")
+server_started "$port" "the demo web server" "$server_log"
 url="http://127.0.0.1:$port/"
 echo "Serving demo/site at $url; crawling it with: scrapy crawl edrew -a urls=$url -O $out"
 
-if ! scrapy crawl edrew -a urls="$url" -O "$out" -s LOG_FILE="$log" "$@"; then
-    echo "demo.sh: the crawl failed; the end of $log:" >&2
-    tail -n 40 "$log" >&2
-    exit 1
-fi
+crawl "$log" edrew -a urls="$url" -O "$out" -s LOG_FILE="$log" "$@"
 
 python - "$out" "$log" <<'PY'
 import json, re, sys

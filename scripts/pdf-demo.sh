@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/venv.sh
+source scripts/lib.sh
 
 out_dir=${EDREW_DEMO_OUT:-output}
 mkdir -p "$out_dir"
@@ -15,23 +16,10 @@ server_log=$out_dir/pdf-demo-server.log
 python -u demo/articles/serve.py 0 >"$server_log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
-url=""
-for _ in $(seq 100); do
-    url=$(sed -n 's/^serving on \(http:[^ ]*\)$/\1/p' "$server_log" | head -n 1)
-    [ -n "$url" ] && break
-    sleep 0.1
-done
-if [ -z "$url" ]; then
-    echo "pdf-demo.sh: the demo server did not start:" >&2
-    cat "$server_log" >&2
-    exit 1
-fi
+url=$(first_match "$server_log" 's/^serving on \(http:[^ ]*\)$/\1/p')
+server_started "$url" "the demo server" "$server_log"
 echo "Serving the PDF demo at $url; crawling it with: scrapy crawl articles -a urls=$url -O $out"
-if ! scrapy crawl articles -a urls="$url" -O "$out" -s LOG_FILE="$log" -s FILES_STORE="$out_dir/pdf-demo-files" "$@"; then
-    echo "pdf-demo.sh: the crawl failed; the end of $log:" >&2
-    tail -n 40 "$log" >&2
-    exit 1
-fi
+crawl "$log" articles -a urls="$url" -O "$out" -s LOG_FILE="$log" -s FILES_STORE="$out_dir/pdf-demo-files" "$@"
 
 python - "$out" "$log" <<'PY'
 import json, re, sys

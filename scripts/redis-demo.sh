@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/venv.sh
+source scripts/lib.sh
 
 out=output/redis-demo
 rm -rf "$out"
@@ -26,12 +27,8 @@ python -u -m http.server 0 --bind 127.0.0.1 --directory demo/site >"$out/server.
 server_pid=$!
 trap 'kill "$server_pid" "$redis_pid" 2>/dev/null || true; wait 2>/dev/null || true' EXIT
 
-port=""
-for _ in $(seq 100); do
-    port=$(sed -n 's/.* port \([0-9][0-9]*\).*/\1/p' "$out/server.log" | head -n 1)
-    [ -n "$port" ] && python -c "import redis, sys; redis.Redis.from_url(sys.argv[1]).ping()" "$redis_url" 2>/dev/null && break
-    sleep 0.1
-done
+port=$(first_match "$out/server.log" "$HTTP_SERVER_PORT")
+retry 100 python -c "import redis, sys; redis.Redis.from_url(sys.argv[1]).ping()" "$redis_url" 2>/dev/null || true
 url="http://127.0.0.1:$port/"
 
 echo "Redis at $redis_url; demo site at $url; two crawl processes:"
@@ -43,10 +40,10 @@ for k in 0 1; do
     pids+=($!)
 done
 # They wait for start URLs; push it once both are ready, so that both share the (small) crawl.
-for _ in $(seq 1200); do
-    grep -q "Spider opened" "$out/p0.log" 2>/dev/null && grep -q "Spider opened" "$out/p1.log" 2>/dev/null && break
-    sleep 0.1
-done
+both_opened() {
+    grep -q "Spider opened" "$out/p0.log" 2>/dev/null && grep -q "Spider opened" "$out/p1.log" 2>/dev/null
+}
+retry 1200 both_opened || true
 echo "Pushing $url to edrew-redis:start_urls"
 python -c "import redis, sys; redis.Redis.from_url(sys.argv[1]).rpush('edrew-redis:start_urls', sys.argv[2])" "$redis_url" "$url"
 status=0

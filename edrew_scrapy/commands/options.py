@@ -4,8 +4,11 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import sys
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
+
+from ..escape import printable
 
 # where `edrew train` and `edrew evaluate` look for a dataset folder not given on the command line
 DATASET_ENV = {"wcxb": "EDREW_WCXB", "swde": "EDREW_SWDE"}
@@ -28,6 +31,15 @@ class UsageError(CommandError):
     status 2, as argparse's own errors."""
 
     status = 2
+
+
+def report_errors(command: str, run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """`run(args)`, a CommandError printed in one line, `edrew COMMAND: message`, and returned as its status."""
+    try:
+        return run(args)
+    except CommandError as exc:
+        print(f"edrew {command}: {printable(exc)}", file=sys.stderr)
+        return exc.status
 
 
 def dataset_path(args: argparse.Namespace) -> str:

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import List
 
 from ..data.splits import GROUP_KEYS
-from ..escape import printable
 from .options import (
     LR_SCHEDULES,
     NODE_WEIGHTS,
@@ -21,6 +20,7 @@ from .options import (
     check_dataset,
     int_at_least,
     out_problem,
+    report_errors,
     swde_filters,
 )
 
@@ -151,11 +151,7 @@ def _new_folders(out: Path) -> List[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        return _run(args)
-    except CommandError as exc:
-        print(f"edrew train: {printable(exc)}", file=sys.stderr)
-        return exc.status
+    return report_errors("train", _run, args)
 
 
 def _run(args: argparse.Namespace) -> int:

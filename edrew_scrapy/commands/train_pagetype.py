@@ -16,7 +16,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from .options import CommandError, UsageError
+from .options import CommandError, UsageError, report_errors
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -69,11 +69,7 @@ def cross_validate(rows, folds: int, c: float, min_domains: int):
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        return _run(args)
-    except CommandError as exc:
-        print(f"edrew train-pagetype: {exc}", file=sys.stderr)
-        return exc.status
+    return report_errors("train-pagetype", _run, args)
 
 
 def _run(args: argparse.Namespace) -> int:

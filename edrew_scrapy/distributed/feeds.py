@@ -27,7 +27,7 @@ from typing import Any, Dict, Optional
 from scrapy.extensions.feedexport import FileFeedStorage
 from scrapy.utils.misc import load_object
 
-from ..scrapy.resume import read_feed
+from ..scrapy.resume import chain_item_filter, read_feed
 from .leases import BY_TOKEN, TOKEN_SETTING, book_for, export_key
 
 logger = logging.getLogger(__name__)
@@ -91,14 +91,7 @@ def wrap_feeds(settings) -> None:
     settings.set(TOKEN_SETTING, token, "addon")
     feeds = settings.getdict("FEEDS")
     if feeds and not any(TOKEN_OPTION in (options or {}) for options in feeds.values()):
-        wrapped = {}
-        for uri, options in feeds.items():
-            options = dict(options or {})
-            options[INNER_FILTER_OPTION] = options.get("item_filter")
-            options["item_filter"] = ExportedOnceFilter
-            options[TOKEN_OPTION] = token
-            wrapped[uri] = options
-        settings.set("FEEDS", wrapped, settings.getpriority("FEEDS") or 0)
+        chain_item_filter(settings, ExportedOnceFilter, INNER_FILTER_OPTION, lambda uri: {TOKEN_OPTION: token})
     storages = settings.getdict("FEED_STORAGES")
     missing = {scheme: FlushingFileFeedStorage for scheme in ("", "file") if scheme not in storages}
     if missing:

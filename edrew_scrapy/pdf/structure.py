@@ -42,8 +42,8 @@ _BARE_NUMBER = re.compile(r"(?:\d{1,2}\.){0,2}\d{1,2}\.?|[IVX]{1,5}\.")
 _LETTER = re.compile(r"^([A-H](?:\.\d{1,2}){0,2})\.\s+(\S.*)$")
 _CAPTION = re.compile(r"^(?:fig(?:ure)?\.?|table|tab\.|algorithm|listing|scheme|chart|plate)\s*"
                       r"(?:\d+|[IVX]+)[a-z]?(?:[.:|]|\s|$)", re.IGNORECASE)
-_BULLET = re.compile(r"^(?:[•◦▪▸►‣∙·○■□–—*-]|o(?=\s))\s+\S")
 _BULLET_MARK = re.compile(r"^(?:[•◦▪▸►‣∙·○■□–—*-]|o(?=\s))\s+")
+_BULLET = re.compile(_BULLET_MARK.pattern + r"\S")
 _ENUMERATED = re.compile(r"^(?:\(?\d{1,2}[.)]|\(?[a-z][.)]|\((?:i|ii|iii|iv|v|vi|vii|viii|ix|x)\))\s+\S")
 _FOOTNOTE_MARK = re.compile(r"^(?:\d{1,2}|[*†‡§¶#∗⋆])\s?\S|^[a-z]\s\S")
 _PAGE_NUMBER = re.compile(r"^(?:page\s+)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?$|^[ivxlc]{1,6}$|^[-–]\s*\d+\s*[-–]$",

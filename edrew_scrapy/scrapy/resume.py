@@ -34,7 +34,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path, PureWindowsPath
-from typing import IO, Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import IO, Any, Callable, Dict, FrozenSet, Iterator, List, Mapping, Optional, Set, Tuple
 from urllib.parse import urlparse
 from weakref import WeakKeyDictionary, WeakSet
 
@@ -127,11 +127,36 @@ def _ascii_compatible(encoding: str) -> bool:
         return False
 
 
-def _truncate(path: Path, size: int, contents: FeedContents) -> None:
+def cut_file(path: Path, size: int) -> int:
+    """Remove what follows the first `size` bytes of the file (a record a kill cut short); the bytes removed."""
     total = path.stat().st_size
-    if size < total:
-        os.truncate(path, size)
-        contents.removed_bytes = total - size
+    if size >= total:
+        return 0
+    os.truncate(path, size)
+    return total - size
+
+
+class CompleteLines:
+    """The lines of an existing file up to one without its newline (a kill cut it short); `end` counts
+    the bytes of the lines read, for `cut_file`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.end = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        with open(self.path, "rb") as fh:
+            for raw in fh:
+                if not raw.endswith(b"\n"):
+                    return
+                self.end += len(raw)
+                yield raw
+
+
+def _truncate(path: Path, size: int, contents: FeedContents) -> None:
+    removed = cut_file(path, size)
+    if removed:
+        contents.removed_bytes = removed
 
 
 def read_jsonlines(path: Path, encoding: str = "utf-8", truncate: bool = True) -> FeedContents:
@@ -140,23 +165,19 @@ def read_jsonlines(path: Path, encoding: str = "utf-8", truncate: bool = True) -
     contents = FeedContents()
     if not path.is_file():
         return contents
-    end = 0
-    with open(path, "rb") as fh:
-        for raw in fh:
-            if not raw.endswith(b"\n"):
-                break
-            end += len(raw)
-            try:
-                record = json.loads(raw.decode(encoding, "replace"))
-            except ValueError:
-                continue  # a broken line in the middle (not ours); the items around it still count
-            if isinstance(record, dict):
-                contents.records += 1
-                key = record_key(record)
-                if key is not None:
-                    contents.keys.add(key)
+    lines = CompleteLines(path)
+    for raw in lines:
+        try:
+            record = json.loads(raw.decode(encoding, "replace"))
+        except ValueError:
+            continue  # a broken line in the middle (not ours); the items around it still count
+        if isinstance(record, dict):
+            contents.records += 1
+            key = record_key(record)
+            if key is not None:
+                contents.keys.add(key)
     if truncate:
-        _truncate(path, end, contents)
+        _truncate(path, lines.end, contents)
     return contents
 
 
@@ -326,13 +347,20 @@ def wrap_feeds(settings) -> None:
         return
     token = uuid.uuid4().hex
     _STATES[token] = ResumeState()
+    chain_item_filter(settings, ExportedItemFilter, INNER_FILTER_OPTION,
+                      lambda uri: {TOKEN_OPTION: token, URI_OPTION: feed_uri(uri)})
+
+
+def chain_item_filter(settings, item_filter: type, inner_option: str,
+                      extra: Callable[[Any], Dict[str, Any]]) -> None:
+    """Make `item_filter` the item_filter of every feed in FEEDS; the feed's own one is kept in the
+    option `inner_option` (for `item_filter` to apply first), and the options `extra(uri)` are added."""
     wrapped = {}
-    for uri, options in feeds.items():
+    for uri, options in settings.getdict("FEEDS").items():
         options = dict(options or {})
-        options[INNER_FILTER_OPTION] = options.get("item_filter")
-        options["item_filter"] = ExportedItemFilter
-        options[TOKEN_OPTION] = token
-        options[URI_OPTION] = feed_uri(uri)
+        options[inner_option] = options.get("item_filter")
+        options["item_filter"] = item_filter
+        options.update(extra(uri))
         wrapped[uri] = options
     settings.set("FEEDS", wrapped, settings.getpriority("FEEDS") or 0)
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Dict, List, Optional, Set, Tuple
@@ -36,6 +35,7 @@ from typing import IO, Any, Dict, List, Optional, Set, Tuple
 from scrapy.core.scheduler import Scheduler
 from scrapy.utils.request import request_from_dict
 
+from .resume import CompleteLines, cut_file
 from .stats import PREFIX
 
 logger = logging.getLogger(__name__)
@@ -89,28 +89,21 @@ def read_journal(path: Path) -> JournalState:
     state = JournalState()
     if not path.is_file():
         return state
-    end = 0
-    with open(path, "rb") as fh:
-        for raw in fh:
-            if not raw.endswith(b"\n"):
-                break
-            end += len(raw)
-            try:
-                record = json.loads(raw)
-                if "q" in record:
-                    rid, fp = int(record["q"]), str(record["f"])
-                    state.seen.add(fp)
-                    state.pending[rid] = (fp, record.get("r"))
-                    state.next_id = max(state.next_id, rid + 1)
-                else:
-                    for rid in record["d"]:
-                        state.pending.pop(int(rid), None)
-            except (ValueError, TypeError, KeyError, AttributeError):
-                state.unreadable += 1
-    total = path.stat().st_size
-    if end < total:
-        os.truncate(path, end)
-        state.removed_bytes = total - end
+    lines = CompleteLines(path)
+    for raw in lines:
+        try:
+            record = json.loads(raw)
+            if "q" in record:
+                rid, fp = int(record["q"]), str(record["f"])
+                state.seen.add(fp)
+                state.pending[rid] = (fp, record.get("r"))
+                state.next_id = max(state.next_id, rid + 1)
+            else:
+                for rid in record["d"]:
+                    state.pending.pop(int(rid), None)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            state.unreadable += 1
+    state.removed_bytes = cut_file(path, lines.end)
     return state
 
 
