@@ -6,6 +6,10 @@ each split's training pages), the reTPS baselines
 (--baselines, trained on each split's training pages), trafilatura, readability and the oracle (the
 labels themselves: the ceiling of a node classifier). Prints a table and writes summary.json,
 summary.csv, pages.csv and chart.png under --out.
+
+`--dataset NAME=KIND:PATH`, repeated, evaluates several datasets in one run, reported per dataset and per
+dataset and page type (never only pooled); `--split holdout` scores the test pages `edrew train` held out
+of each dataset with the same --seed and fractions.
 """
 from __future__ import annotations
 
@@ -23,6 +27,8 @@ from typing import List, Sequence, Tuple
 from ..data.splits import GROUP_KEYS
 from ..escape import printable
 from .options import (
+    DATASET_HELP,
+    DATASET_KINDS,
     LR_SCHEDULES,
     NODE_WEIGHTS,
     CommandError,
@@ -33,6 +39,7 @@ from .options import (
     dataset_path,
     int_at_least,
     out_problem,
+    resolve_datasets,
     swde_filters,
     threshold,
 )
@@ -42,8 +49,9 @@ DEFAULT_EXTRACTORS = "oracle,trafilatura,readability"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dataset", choices=("wcxb", "swde", "simple", "pdf"), required=True,
-                        help="pdf: a labelled set of PDF articles (python -m edrew_scrapy.pdf.corpus DIR)")
+    parser.add_argument("--dataset", action="append", required=True, metavar="KIND|[NAME=]KIND:PATH",
+                        help=DATASET_HELP + "; pdf: a labelled set of PDF articles (python -m "
+                                            "edrew_scrapy.pdf.corpus DIR)")
     parser.add_argument("path", nargs="?", default=None,
                         help="dataset folder (default: $EDREW_WCXB or $EDREW_SWDE)")
     parser.add_argument("--labels", default=None, help="simple format: the label file (default PATH/labels.jsonl)")
@@ -89,9 +97,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "readability, all-nodes (keep every node), or 'none' (default: %(default)s)")
     parser.add_argument("--baselines", default="none",
                         help="comma list of svm,tree,nb,knn trained per split, 'all', or 'none'")
-    parser.add_argument("--split", choices=("kfold", "swde", "cross-site", "none"), default=None,
+    parser.add_argument("--split", choices=("kfold", "swde", "cross-site", "holdout", "none"), default=None,
                         help="kfold by domain (default for wcxb/simple), swde = 70/20/10 over unique pages "
-                             "(default for swde), cross-site = leave one site out, none = test on all pages")
+                             "(default for swde), cross-site = leave one site out, holdout = the test pages "
+                             "edrew train --test-fraction holds out (each dataset of a mix on its own), none = "
+                             "test on all pages")
+    parser.add_argument("--test-fraction", type=float, default=0.2,
+                        help="--split holdout: edrew train's --test-fraction (default: %(default)s)")
+    parser.add_argument("--val-fraction", type=float, default=0.1,
+                        help="--split holdout: edrew train's --val-fraction (default: %(default)s)")
+    parser.add_argument("--reference-title", choices=("keep", "drop"), default="keep",
+                        help="drop: compare without the headline where a reference starts with it (dragnet's "
+                             "do; WCXB's, fundus's and Readability's leave it out): the first of a reference's "
+                             "first three lines whose words lie 80%% in the page's <title> (default: keep)")
     parser.add_argument("--folds", type=int_at_least(2), default=5, help="folds for --split kfold")
     parser.add_argument("--group-by", choices=GROUP_KEYS, default="domain",
                         help="split key for --split kfold and cross-site: the registrable domain of the "
@@ -144,6 +162,10 @@ def _spread(items: List, limit) -> List:
 def load_pages(args) -> List:
     from tqdm import tqdm
 
+    if args.dataset == "mix":
+        from ..data.mix import load_mixed
+
+        return load_mixed(args.datasets, not args.no_progress, args.limit)
     path = check_dataset(args)
     progress = dict(desc=f"load {args.dataset}", unit="page", disable=args.no_progress, leave=False)
     if args.dataset == "wcxb":
@@ -171,11 +193,70 @@ def make_splits(pages, args) -> List[Tuple[str, List[int], List[int]]]:
         train, _val, test = splits.swde_split(pages, seed=args.seed)
         return [("70/20/10", train, test)]
     by_group = splits.group_key(args.group_by)
+    if kind == "holdout":
+        return [("holdout", *holdout_split(pages, args))]
     if kind == "cross-site":
         key = splits.by_site if args.dataset == "swde" else by_group
         return [(f"test={s}", tr, te) for s, tr, te in splits.cross_site_splits(pages, key=key)]
     folds = splits.group_kfold(pages, k=args.folds, key=by_group, seed=args.seed)
     return [(f"fold{i + 1}", tr, te) for i, (tr, te) in enumerate(folds)]
+
+
+def holdout_split(pages, args) -> Tuple[List[int], List[int]]:
+    """(train, test) indices as `edrew train --test-fraction --val-fraction --seed --group-by` splits these
+    pages: its training and validation pages, and the test pages it held out (train drops pages without
+    nodes first, so the split is drawn on those, and pages without nodes are neither side)."""
+    from ..data import splits
+    from ..training.train import split_by_group
+
+    key = splits.group_key(args.group_by)
+    kept = [i for i, lp in enumerate(pages) if lp.page.nodes]
+    if args.dataset == "mix":
+        from ..data.mix import split_per_dataset
+
+        train, val, test = split_per_dataset([pages[i] for i in kept], key, args.val_fraction,
+                                             args.test_fraction, args.seed)
+    else:
+        train, val, test = split_by_group([key(pages[i]) for i in kept], args.val_fraction, args.test_fraction,
+                                          args.seed)
+    return sorted(kept[i] for i in train + val), [kept[i] for i in test]
+
+
+def check_test_pages(model_dir, pages: Sequence, test: Sequence[int]) -> None:
+    """A UsageError when a model trained on a mix (its card's `training.test_pages`) held out other pages of
+    a dataset than this --split holdout tests on: it would be scored on pages it learnt from."""
+    from ..data.mix import dataset_of
+    from ..model.files import ModelError, read_card
+    from ..training.train import held_out_record
+
+    try:
+        recorded = (read_card(model_dir, verify=False).get("training") or {}).get("test_pages")
+    except ModelError as exc:
+        raise UsageError(str(exc)) from None
+    for name, expected in (recorded or {}).items():
+        tested = held_out_record(pages, test, name)
+        if tested["pages"] and tested != expected:
+            raise UsageError(f"{model_dir} held out {expected.get('pages')} other pages of {name} than this "
+                             f"run's {tested['pages']} test pages (another --seed, --test-fraction, "
+                             "--val-fraction or --group-by than it was trained with)")
+
+
+def drop_reference_titles(pages: Sequence) -> int:
+    """--reference-title drop: each page's reference without its headline line (data.mix.drop_title_line),
+    its node labels aligned again to it; the number of pages changed."""
+    from ..data.align import align_reference
+    from ..data.mix import drop_title_line
+    from ..training.evaluate import reference_text
+
+    changed = 0
+    for lp in pages:
+        reference = reference_text(lp)
+        shorter = drop_title_line(reference, lp.page.title)
+        if shorter != reference:
+            lp.meta["main_content"] = shorter
+            lp.labels = align_reference([n.content for n in lp.page.nodes], shorter).labels
+            changed += 1
+    return changed
 
 
 def _safe(split_name: str) -> str:
@@ -321,6 +402,7 @@ def train_on(args, pages: Sequence, model_dir: Path, split_name: str, held: dict
 
 def run(args: argparse.Namespace) -> int:
     try:
+        resolve_datasets(args, (*DATASET_KINDS, "pdf"))
         if args.dataset == "pdf":
             from .evaluate_pdf import run_pdf
 
@@ -329,6 +411,12 @@ def run(args: argparse.Namespace) -> int:
     except CommandError as exc:
         print(f"edrew evaluate: {printable(exc)}", file=sys.stderr)
         return exc.status
+
+
+def _model_dir(name):
+    from ..model.scorer import model_directory
+
+    return model_directory(name)
 
 
 def _load_model(directory, region_share):
@@ -381,7 +469,12 @@ def _run(args: argparse.Namespace) -> int:
     problem = out_problem(out)
     if problem:  # before any work: not after a whole evaluation that then cannot be written
         raise UsageError(f"--out {out}: {problem}")
-    check_dataset(args)
+    resolve_datasets(args)
+    if args.dataset == "mix" and args.train_model:
+        raise UsageError("--train-model trains one dataset's folds; for a mix train with edrew train --dataset "
+                         "... --test-fraction and score it here with --split holdout --model")
+    if args.dataset != "mix":
+        check_dataset(args)
     extractors = {}
     if args.model:
         scorer = _load_model(args.model, args.region_share)
@@ -391,6 +484,9 @@ def _run(args: argparse.Namespace) -> int:
         pages = load_pages(args)
     except (ValueError, OSError) as exc:  # a broken dataset file (DatasetError): the reader names it
         raise CommandError(str(exc)) from None
+    if pages and args.reference_title == "drop":
+        print(f"--reference-title drop: the headline line left out of {drop_reference_titles(pages)} of "
+              f"{len(pages)} references", file=sys.stderr)
     if not pages:
         layout = {"wcxb": "html/ and ground-truth/", "swde": "pages/<vertical>-<site>-<n>/ and groundtruth/",
                   "simple": "HTML files and labels.jsonl"}.get(args.dataset, "pages")
@@ -399,6 +495,8 @@ def _run(args: argparse.Namespace) -> int:
         splits = make_splits(pages, args)
     except ValueError as exc:  # more folds than domains (or sites) to fill them
         raise UsageError(str(exc)) from None
+    if args.model and splits and splits[0][0] == "holdout":
+        check_test_pages(_model_dir(args.model), pages, splits[0][2])
     if args.only_split:
         named = [s for s in splits if s[0] == args.only_split]
         if not named:
@@ -406,7 +504,7 @@ def _run(args: argparse.Namespace) -> int:
         splits = named
     _check_splits(splits, len(pages), trains=bool(args.train_model or baseline_names))
     if not any(any(p.labels) for p in pages):  # every score would be measured against nothing
-        raise CommandError(f"no page in {dataset_path(args)} has a relevant node to score against "
+        raise CommandError(f"no page in {dataset_path(args) or 'the mix'} has a relevant node to score against "
                            f"(SWDE: no values in groundtruth/ for these pages; WCXB: empty main_content)")
     results = []
     for split_name, train, test in splits:
@@ -433,6 +531,7 @@ def _run(args: argparse.Namespace) -> int:
     print(title)
     print(ev.format_table(rows))
     settings = {k: v for k, v in vars(args).items() if k != "func"}
+    settings["datasets"] = [{"name": d.name, "kind": d.kind, "path": str(d.labels or d.path)} for d in args.datasets]
     settings["command_line"] = shlex.join(["edrew"] + sys.argv[1:])
     # Folds run in parallel into one OUT (--only-split) share OUT/models; each keeps its own report.
     report_dir = Path(out) / "splits" / _safe(args.only_split) if args.only_split else out

@@ -42,6 +42,47 @@ def report_errors(command: str, run: Callable[[argparse.Namespace], int], args: 
         return exc.status
 
 
+# what a lone --dataset names (with the PATH argument); a mix names each dataset as [NAME=]KIND:PATH
+DATASET_KINDS = ("wcxb", "swde", "simple")
+DATASET_HELP = ("wcxb, swde or simple with the PATH argument; or, repeated, each dataset of a mix as "
+                "[NAME=]KIND:PATH (KIND wcxb or simple; a simple PATH may be its label file), trained on "
+                "together and reported per dataset (NAME: default the folder's name)")
+
+
+def resolve_datasets(args: argparse.Namespace, kinds=DATASET_KINDS) -> None:
+    """--dataset as given (a list: the option repeats) into `args.dataset`, one of `kinds` or "mix", and
+    `args.datasets`, the mix's DatasetSpecs; a UsageError for a mix of forms or a folder not there. Once
+    resolved, a second call leaves them as they are."""
+    if isinstance(args.dataset, str):
+        args.datasets = getattr(args, "datasets", ())
+        return
+    values = args.dataset
+    plain = [v for v in values if ":" not in v]
+    if len(values) == 1 and plain:
+        if plain[0] not in kinds:
+            raise UsageError(f"--dataset {plain[0]}: choose from {', '.join(kinds)}, or name each "
+                             "dataset as [NAME=]KIND:PATH")
+        args.dataset, args.datasets = plain[0], ()
+        return
+    if plain:
+        raise UsageError(f"--dataset {plain[0]}: a mix names each dataset as [NAME=]KIND:PATH")
+    if args.path:
+        raise UsageError(f"{args.path}: the PATH argument goes with one --dataset KIND; a mix gives each "
+                         "folder in its --dataset [NAME=]KIND:PATH")
+    swde_only = [f"--{name}" for name in ("sites", "attrs", "labels") if getattr(args, name, None)]
+    if swde_only:
+        raise UsageError(f"{' and '.join(swde_only)} do not apply to a mix (a simple set's label file goes "
+                         "in its KIND:PATH)")
+    from ..data.mix import check_specs, parse_spec
+
+    try:
+        specs = [parse_spec(v) for v in values]
+        check_specs(specs)
+    except ValueError as exc:
+        raise UsageError(f"--dataset {exc}") from None
+    args.dataset, args.datasets = "mix", tuple(specs)
+
+
 def dataset_path(args: argparse.Namespace) -> str:
     """The dataset folder: PATH as given, else the dataset's environment variable; "" for neither."""
     return args.path or os.environ.get(DATASET_ENV.get(args.dataset, ""), "")

@@ -1,5 +1,8 @@
 """`edrew train --dataset wcxb|swde|simple PATH --out DIR`: pre-train the biLM, train the classifier.
 
+`--dataset NAME=KIND:PATH`, repeated, trains on several datasets at once (data.mix), each split by group
+on its own (the test pages of each held out, the card's per-dataset metrics).
+
 Writes a model directory (ELMo options + HDF5 weights, head, card with threshold, metrics, checksums)
 and training.png; with several --variant values one directory per variant and an ablation table.
 """
@@ -12,6 +15,7 @@ from typing import List
 
 from ..data.splits import GROUP_KEYS
 from .options import (
+    DATASET_HELP,
     LR_SCHEDULES,
     NODE_WEIGHTS,
     CommandError,
@@ -21,12 +25,14 @@ from .options import (
     int_at_least,
     out_problem,
     report_errors,
+    resolve_datasets,
     swde_filters,
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dataset", choices=("wcxb", "swde", "simple"), required=True)
+    parser.add_argument("--dataset", action="append", required=True, metavar="KIND|[NAME=]KIND:PATH",
+                        help=DATASET_HELP)
     parser.add_argument("path", nargs="?", default=None, help="dataset folder (default $EDREW_WCXB / $EDREW_SWDE)")
     parser.add_argument("--out", required=True, help="model directory to write")
     parser.add_argument("--variant", default="d",
@@ -34,6 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "trains each on the same split (an ablation) (default: %(default)s)")
     parser.add_argument("--pretrain-html", default=None,
                         help="folder of HTML files to pre-train the biLM on (default: the training pages)")
+    parser.add_argument("--pretrain-extra", action="append", default=[], metavar="DIR",
+                        help="a folder of HTML files whose pages the biLM pre-trains on besides the training "
+                             "pages (or --pretrain-html); repeatable (unlabelled pages)")
     parser.add_argument("--bilm", default=None, metavar="MODEL_DIR",
                         help="reuse the biLM of an existing model folder ('default' for the shipped one): "
                              "no pre-training, only the classifier head is trained")
@@ -127,15 +136,15 @@ def _model_dir(name):
     return model_directory(name)
 
 
-def _check_pretrain_html(folder: str) -> None:
-    """A UsageError before any work when --pretrain-html names no folder of HTML files."""
+def _check_pretrain_html(folder: str, option: str = "--pretrain-html") -> None:
+    """A UsageError before any work when --pretrain-html (or --pretrain-extra) names no folder of HTML files."""
     from ..training.pretrain import html_files
 
     if not Path(folder).is_dir():
-        raise UsageError(f"--pretrain-html {folder}: "
+        raise UsageError(f"{option} {folder}: "
                          + ("not a folder" if Path(folder).exists() else "folder does not exist"))
     if not html_files(Path(folder)):
-        raise UsageError(f"--pretrain-html {folder}: no .html, .htm, .xhtml or .gz HTML files in it")
+        raise UsageError(f"{option} {folder}: no .html, .htm, .xhtml or .gz HTML files in it")
 
 
 def _new_folders(out: Path) -> List[Path]:
@@ -165,10 +174,13 @@ def _run(args: argparse.Namespace) -> int:
     problem = out_problem(args.out)
     if problem:
         raise UsageError(f"--out {args.out}: {problem}")
-    path = check_dataset(args)
+    resolve_datasets(args)
+    path = check_dataset(args) if args.dataset != "mix" else str(args.datasets[0].path)
     sites, attrs = swde_filters(path, args.sites, args.attrs) if args.dataset == "swde" else (None, None)
     if args.pretrain_html:
         _check_pretrain_html(args.pretrain_html)
+    for folder in args.pretrain_extra:
+        _check_pretrain_html(folder, "--pretrain-extra")
     if args.bilm:  # its card now, rather than after the pages are read (training checks its files)
         from ..model.files import ModelError, read_card
 
@@ -179,6 +191,7 @@ def _run(args: argparse.Namespace) -> int:
     config = TrainConfig(
         dataset=args.dataset, path=Path(path), out=Path(args.out), variants=variants,
         pretrain_html=Path(args.pretrain_html) if args.pretrain_html else None,
+        pretrain_extra=tuple(Path(p) for p in args.pretrain_extra), datasets=args.datasets,
         pretrain_minutes=args.pretrain_minutes, pretrain_steps=args.pretrain_steps,
         max_minutes=args.max_minutes, epochs=args.epochs, seed=args.seed, threads=args.threads,
         val_fraction=args.val_fraction, test_fraction=args.test_fraction, group_by=args.group_by,

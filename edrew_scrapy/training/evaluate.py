@@ -45,6 +45,7 @@ class PageResult:
     fp: int
     fn: int
     nodes: int
+    dataset: str = ""  # the dataset of a mix (data.mix), else empty
 
 
 def node_counts(y_true: Sequence[int], y_pred: Sequence[int]) -> Tuple[int, int, int]:
@@ -150,15 +151,26 @@ def evaluate_pages(pages: Sequence[LabelledPage], extractors: Dict[str, Extracto
             wp, wr, wf = word_f1(text, ref)
             tp, fp, fn = node_counts(lp.labels, pred)
             results.append(PageResult(lp.page_id, lp.page_type_or_site, name, wp, wr, wf, tp, fp, fn,
-                                      len(texts)))
+                                      len(texts), lp.meta.get("dataset", "")))
     return results
 
 
 def summarize(results: Iterable[PageResult]) -> List[dict]:
-    """One row per (extractor, group) plus an "ALL" group: pages, mean word P/R/F1, micro node P/R/F1."""
+    """One row per (extractor, group) plus an "ALL" group: pages, mean word P/R/F1, micro node P/R/F1. Results
+    of a mix of datasets give one row per dataset and, where a dataset holds several groups (page types),
+    per "DATASET/group" as well: each dataset's own numbers, never only the pooled ones."""
+    results = list(results)
+    types: Dict[str, set] = defaultdict(set)
+    for r in results:
+        types[r.dataset].add(r.group)
     buckets: Dict[Tuple[str, str], List[PageResult]] = defaultdict(list)
     for r in results:
-        buckets[(r.extractor, r.group)].append(r)
+        if not r.dataset:
+            buckets[(r.extractor, r.group)].append(r)
+        else:
+            buckets[(r.extractor, r.dataset)].append(r)
+            if len(types[r.dataset]) > 1:
+                buckets[(r.extractor, f"{r.dataset}/{r.group}")].append(r)
         buckets[(r.extractor, "ALL")].append(r)
     rows = []
     for (extractor, group), rs in buckets.items():

@@ -84,6 +84,8 @@ def load_labelled(dataset: str, path: Path, limit: Optional[int] = None, sites=N
         from ..data import simple
 
         it, total = simple.iter_pages(path, labels_file), None
+    elif dataset == "mix":
+        raise ValueError("a mix of datasets is read with data.mix.load_mixed")
     else:
         raise ValueError(f"unknown dataset {dataset!r}")
     pages = list(progress_bar(it, total=total, desc=f"load {dataset}", unit="page", disable=not progress))
@@ -116,6 +118,10 @@ class TrainConfig:
     sites: Optional[List[str]] = None
     attrs: Optional[List[str]] = None
     labels_file: Optional[Path] = None
+    # dataset "mix": the datasets read together (data.mix.DatasetSpec), each split by group on its own
+    datasets: Tuple = ()
+    # HTML folders whose reTPS the biLM pre-trains on besides the training pages' (unlabelled pages)
+    pretrain_extra: Tuple[Path, ...] = ()
     options: dict = field(default_factory=default_options)
     pretrain_steps: Optional[int] = None
     # a model folder whose biLM (ELMo options + weights) is reused as is: no pre-training, only the head
@@ -213,7 +219,7 @@ def check_config(config: TrainConfig) -> None:
 def _metric_name(config: TrainConfig) -> str:
     if config.metric != "auto":
         return config.metric
-    return "word" if config.dataset == "wcxb" else "node"
+    return "word" if config.dataset in ("wcxb", "mix") else "node"
 
 
 def _region_share(config: TrainConfig, metric: str) -> Optional[float]:
@@ -236,8 +242,13 @@ def train(config: TrainConfig) -> dict:
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    labelled = load_labelled(config.dataset, config.path, config.limit, config.sites, config.attrs,
-                             config.labels_file, config.progress)
+    if config.dataset == "mix":
+        from ..data.mix import load_mixed
+
+        labelled = load_mixed(config.datasets, config.progress, config.limit)
+    else:
+        labelled = load_labelled(config.dataset, config.path, config.limit, config.sites, config.attrs,
+                                 config.labels_file, config.progress)
     labelled = [lp for lp in labelled if lp.page.nodes]
     if len(labelled) < 3:
         raise ValueError(f"{config.path}: only {len(labelled)} labelled pages with nodes; need at least 3")
@@ -258,6 +269,16 @@ def train(config: TrainConfig) -> dict:
             seed=config.seed)
         groups = [lp.domain for lp in labelled]  # the sites, for the message below
         split_rule = "SWDE protocol: unique pages, seeded shuffle (edrew_scrapy.data.splits.swde_split)"
+    elif config.dataset == "mix":
+        from ..data.mix import split_per_dataset
+
+        key = group_key(config.group_by)
+        groups = [key(lp) for lp in labelled]
+        train_idx, val_idx, test_idx = split_per_dataset(labelled, key, config.val_fraction, config.test_fraction,
+                                                         config.seed)
+        split_rule = (f"each dataset's pages grouped by {'host' if config.group_by == 'host' else 'registrable domain'}"
+                      ", seeded shuffle of its groups (data.mix.split_per_dataset); a group held out in one "
+                      "dataset is held out in all")
     else:
         key = group_key(config.group_by)
         groups = [key(lp) for lp in labelled]
@@ -298,6 +319,10 @@ def train(config: TrainConfig) -> dict:
         else:
             sequences = sequences_from_pages(pages[i] for i in lm_idx)
             pretrain_source = f"reTPS of the {len(lm_idx)} training pages"
+        for folder in config.pretrain_extra:
+            extra = sequences_from_html(folder, progress=config.progress)
+            sequences += extra
+            pretrain_source += f" + {len(extra)} distinct reTPS of the HTML under {folder}"
         if not sequences:  # no step would run, and there would be no loss to report
             raise ValueError(f"{pretrain_source}: no text nodes to pre-train the biLM on")
     bilm = bilm.to(device)
@@ -335,7 +360,19 @@ def train(config: TrainConfig) -> dict:
     summary = {"variants": {}, "pretrain": pre_info, "load_seconds": round(load_seconds, 1),
                "encode_seconds": round(encode_seconds, 1), "metric": metric,
                "split": {"train": len(train_idx), "val": len(val_idx), "test": len(test_idx)}}
-    credit = DATASET_CREDITS[config.dataset]
+    if config.dataset == "mix":
+        from ..data.mix import credit_of, dataset_of
+
+        sets = [credit_of(spec) for spec in config.datasets]
+        for entry in sets:
+            entry.update({side: sum(dataset_of(labelled[i]) == entry["name"] for i in idx)
+                          for side, idx in (("train", train_idx), ("val", val_idx), ("test", test_idx))})
+        credit = {"name": " + ".join(e["dataset"] for e in sets), "credit": "; ".join(e["credit"] for e in sets),
+                  "licence": ", ".join(dict.fromkeys(e["licence"] for e in sets))}
+        names = [dataset_of(lp) for lp in labelled]
+        held = {name: held_out_record(labelled, test_idx, name) for name in dict.fromkeys(names)}
+    else:
+        credit, sets, names, held = DATASET_CREDITS[config.dataset], None, None, None
     token_dim = options["lstm"]["projection_dim"]
     for k, variant in enumerate(config.variants):
         seed_everything(config.seed)
@@ -370,6 +407,7 @@ def train(config: TrainConfig) -> dict:
                 "path": str(config.path), "pages": len(pages), "nodes": int(sum(len(y) for y in labels)),
                 "relevant_nodes": int(sum(sum(y) for y in labels)), "split": summary["split"],
                 "split_rule": split_rule, **({"held_out": config.held_out} if config.held_out else {}),
+                **({"datasets": sets, "test_pages": held} if sets else {}),
                 "seed": config.seed, "threads": config.threads, "device": device.type, "pretrain": pre_info,
                 "threshold_rule": ("the grid value nearest 0.5 within one standard error of the best validation "
                                    "mean" if metric == "word" else "the best validation score"),
@@ -390,7 +428,7 @@ def train(config: TrainConfig) -> dict:
             # settle unscored, so the head reads each page without them and the other scores differ from
             # predict()'s: the threshold and the metrics are taken on exactly that, from the files just written.
             threshold, metrics = _choose_on_shipped_path(target, pages, labels, references, val_idx, test_idx,
-                                                         region_share, metric, val_score)
+                                                         region_share, metric, val_score, names)
             head_seconds = time.monotonic() - t0
             card.update(threshold=threshold, metrics=metrics)
             card["training"].update(threshold_scores="extract.score_pages (settled nodes unscored)",
@@ -454,15 +492,34 @@ def final_threshold(metric: str, val_probs, val_idx, pages, references, region_s
 
 
 def _choose_on_shipped_path(directory: Path, pages, labels, references, val_idx, test_idx, region_share,
-                            metric: str, val_score: Callable) -> Tuple[float, dict]:
-    """(threshold, metrics) of a written main-content model, both on extract()'s scores."""
+                            metric: str, val_score: Callable, names=None) -> Tuple[float, dict]:
+    """(threshold, metrics) of a written main-content model, both on extract()'s scores; with `names` (the
+    dataset of each page of a mix) also each dataset's own, "validation/NAME" and "test/NAME"."""
     val_probs = shipped_probs(directory, [pages[i] for i in val_idx])
     threshold = final_threshold(metric, val_probs, val_idx, pages, references, region_share, val_score)
     metrics = {"validation": _metrics(val_probs, val_idx, pages, labels, references, threshold, region_share)}
+    sides = [("validation", val_idx, val_probs)]
     if test_idx:
         test_probs = shipped_probs(directory, [pages[i] for i in test_idx])
         metrics["test"] = _metrics(test_probs, test_idx, pages, labels, references, threshold, region_share)
+        sides.append(("test", test_idx, test_probs))
+    for side, idx, probs in sides if names else ():
+        for name in dict.fromkeys(names[i] for i in idx):
+            mine = [k for k, i in enumerate(idx) if names[i] == name]
+            metrics[f"{side}/{name}"] = _metrics([probs[k] for k in mine], [idx[k] for k in mine], pages, labels,
+                                                 references, threshold, region_share)
     return threshold, metrics
+
+
+def held_out_record(labelled: Sequence, test_idx: Sequence[int], name: str) -> dict:
+    """The test pages of dataset `name` in a mix: their number and the sha1 of their sorted ids, which
+    `edrew evaluate --split holdout` prints, so that a model is scored on exactly the pages it held out."""
+    import hashlib
+
+    from ..data.mix import dataset_of
+
+    ids = sorted(str(labelled[i].page_id) for i in test_idx if dataset_of(labelled[i]) == name)
+    return {"pages": len(ids), "sha1": hashlib.sha1("\n".join(ids).encode("utf-8")).hexdigest()}
 
 
 def _metrics(probs, idx, pages, labels, references, threshold, region_share=None) -> dict:
