@@ -17,9 +17,10 @@ from edrew_scrapy.evaluate import PageResult, summarize
 torch.set_num_threads(1)
 
 PAGE = """<html><head><title>{title} - {site}</title></head><body>
-<nav class="menu"><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li><li><a href="/about">About</a></li></ul></nav>
+<nav class="menu"><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li></ul></nav>
 <main><article><h1>{title}</h1>{paras}</article></main>
-<aside class="related"><h3>Latest news</h3><ul><li><a href="/x">Other story one</a></li><li><a href="/y">Other story two</a></li></ul></aside>
+<aside class="related"><h3>Latest news</h3><ul><li><a href="/x">Other story one</a></li>
+<li><a href="/y">Other story two</a></li></ul></aside>
 <footer class="site-footer"><p>Copyright 2026 {site}</p><a href="/privacy">Privacy</a></footer>
 </body></html>"""
 

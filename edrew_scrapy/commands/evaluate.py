@@ -225,7 +225,6 @@ def holdout_split(pages, args) -> Tuple[List[int], List[int]]:
 def check_test_pages(model_dir, pages: Sequence, test: Sequence[int]) -> None:
     """A UsageError when a model trained on a mix (its card's `training.test_pages`) held out other pages of
     a dataset than this --split holdout tests on: it would be scored on pages it learnt from."""
-    from ..data.mix import dataset_of
     from ..model.files import ModelError, read_card
     from ..training.train import held_out_record
 

@@ -166,17 +166,14 @@ def split_per_dataset(pages: Sequence, key: Callable, val_fraction: float, test_
     return train, val, test
 
 
-_TITLE_SEP = re.compile(r"\n")
-
-
 def drop_title_line(reference: str, title: str, look: int = 3) -> str:
     """The reference without its headline, for sets whose reference starts with the title (dragnet): the
-    first of its first `look` lines whose words (`\\w+`) lie at least 80 % in the page's <title>, as WCXB's, fundus's and
-    Readability's references leave the headline out."""
+    first of its first `look` lines whose words (`\\w+`) lie at least 80 % in the page's <title>, as WCXB's,
+    fundus's and Readability's references leave the headline out."""
     title_words = set(words(title))
     if not title_words:
         return reference
-    lines = _TITLE_SEP.split(reference)
+    lines = reference.split("\n")
     seen = 0
     for k, line in enumerate(lines):
         w = words(line)

@@ -276,9 +276,9 @@ def train(config: TrainConfig) -> dict:
         groups = [key(lp) for lp in labelled]
         train_idx, val_idx, test_idx = split_per_dataset(labelled, key, config.val_fraction, config.test_fraction,
                                                          config.seed)
-        split_rule = (f"each dataset's pages grouped by {'host' if config.group_by == 'host' else 'registrable domain'}"
-                      ", seeded shuffle of its groups (data.mix.split_per_dataset); a group held out in one "
-                      "dataset is held out in all")
+        split_rule = (f"each dataset's pages grouped by "
+                      f"{'host' if config.group_by == 'host' else 'registrable domain'}, seeded shuffle of its "
+                      "groups (data.mix.split_per_dataset); a group held out in one dataset is held out in all")
     else:
         key = group_key(config.group_by)
         groups = [key(lp) for lp in labelled]
