@@ -114,3 +114,21 @@ def test_head_ensemble_averages_each_nodes_probability():
     mean = _script("head_ensemble").mean_probs([[np.array([0.2, 0.8]), np.array([1.0])],
                                                 [np.array([0.4, 0.6]), np.array([0.0])]])
     assert np.allclose(mean[0], [0.3, 0.7]) and np.allclose(mean[1], [0.5])
+
+
+def test_plot_sets_draws_each_model_and_each_peer_once(tmp_path, capsys):
+    import json
+
+    def report(name, f1):
+        rows = [{"extractor": e, "group": g, "pages": 3, "word_p": f, "word_r": f, "word_f1": f}
+                for g in ("fundus-news", "dragnet", "ALL") for e, f in (("edrew", f1), ("trafilatura", 0.9),
+                                                                       ("oracle", 1.0))]
+        path = tmp_path / name / "summary.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps({"summary": rows}))
+        return str(path)
+
+    out = tmp_path / "sets.png"
+    assert _script("plot_sets").main([str(out), f"default={report('a', 0.8)}", report("cand", 0.85),
+                                      "--groups", "fundus-news,dragnet"]) == 0
+    assert out.stat().st_size > 0 and "wrote" in capsys.readouterr().out
