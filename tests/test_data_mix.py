@@ -189,3 +189,14 @@ def test_evaluate_refuses_to_cross_validate_a_mix(tmp_path, capsys):
     assert main(["evaluate", "--dataset", f"simple:{a}", "--train-model", "--out", str(tmp_path / "e"),
                  "--no-progress"]) == 2
     assert "--split holdout --model" in capsys.readouterr().err
+
+
+def test_a_limit_samples_each_dataset_before_reading_it(tmp_path, capsys):
+    a = write_set(tmp_path / "a", "alpha", n=9)
+    b = write_set(tmp_path / "b", "beta", n=4)
+    (a / "p8.html").unlink()  # never read: the sample of three is p0, p3 and p6
+    out = tmp_path / "report"
+    assert main(["evaluate", "--dataset", f"simple:{a}", "--dataset", f"simple:{b}", "--limit", "3", "--split",
+                 "none", "--extractors", "oracle", "--out", str(out), "--no-progress"]) == 0
+    rows = {r["group"]: r["pages"] for r in json.loads((out / "summary.json").read_text())["summary"]}
+    assert (rows["a"], rows["b"], rows["ALL"]) == (3, 3, 6)

@@ -86,16 +86,28 @@ def check_specs(specs: Sequence[DatasetSpec]) -> None:
             raise ValueError(f"{s.name}: {s.labels}: no such label file")
 
 
-def load_dataset(spec: DatasetSpec):
-    """The lazy page iterator of one dataset, each page tagged with the dataset's name."""
+def _spread(items: list, limit: Optional[int]) -> list:
+    if not limit or limit >= len(items):
+        return list(items)
+    return [items[(i * len(items)) // limit] for i in range(limit)]
+
+
+def load_dataset(spec: DatasetSpec, limit: Optional[int] = None):
+    """The lazy page iterator of one dataset, each page tagged with the dataset's name; `limit`: an evenly
+    spaced sample of its pages, chosen before any page is read."""
     if spec.kind == "wcxb":
         from . import wcxb
 
-        it = wcxb.iter_pages(spec.path)
+        it = wcxb.iter_pages(spec.path, _spread(wcxb.page_ids(spec.path), limit))
     else:
         from . import simple
 
-        it = simple.iter_pages(spec.path, spec.labels)
+        labels = spec.labels or simple.default_labels_file(spec.path)
+        ids = None
+        if limit:
+            records = simple.load_labels(labels)
+            ids = _spread([r["file"] if r.get("id") in (None, "") else str(r["id"]) for r in records], limit)
+        it = simple.iter_pages(spec.path, labels, ids)
     for lp in it:
         lp.meta["dataset"] = spec.name
         yield lp
@@ -109,10 +121,8 @@ def load_mixed(specs: Sequence[DatasetSpec], progress: bool = True, limit: Optio
     check_specs(specs)
     pages: List[LabelledPage] = []
     for spec in specs:
-        some = list(tqdm(load_dataset(spec), desc=f"load {spec.name}", unit="page", disable=not progress,
+        some = list(tqdm(load_dataset(spec, limit), desc=f"load {spec.name}", unit="page", disable=not progress,
                          leave=False))
-        if limit and limit < len(some):
-            some = [some[(i * len(some)) // limit] for i in range(limit)]
         if not some:
             raise DatasetError(f"{spec.name}: no pages in {spec.labels or spec.path}")
         pages.extend(some)

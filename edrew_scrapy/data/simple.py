@@ -30,7 +30,7 @@ from typing import Iterator, List, Optional, Sequence
 from . import DatasetError, LabelledPage, describe, domain_of, expect, expect_strings, read_json, read_source, read_text
 from .align import align_reference, match_values
 
-__all__ = ["iter_pages", "load_labels", "check_record", "selected_text"]
+__all__ = ["iter_pages", "load_labels", "check_record", "selected_text", "default_labels_file"]
 
 
 def load_labels(path) -> List[dict]:
@@ -96,7 +96,8 @@ def _check_selector(selector: str, where: str) -> None:
         raise DatasetError(f"{where}: CSS selector {selector!r} must select elements, without ::text or ::attr")
 
 
-def _default_labels_file(root: Path) -> Path:
+def default_labels_file(root: Path) -> Path:
+    """ROOT/labels.jsonl, else ROOT/labels.json; a DatasetError when neither is there."""
     for name in ("labels.jsonl", "labels.json"):
         if (root / name).exists():
             return root / name
@@ -137,7 +138,7 @@ def iter_pages(root, labels=None, ids: Optional[Sequence[str]] = None) -> Iterat
     from ..serializer import serialize
 
     root = Path(root)
-    records = load_labels(labels or _default_labels_file(root))
+    records = load_labels(labels or default_labels_file(root))
     wanted = set(ids) if ids is not None else None
     for r in records:
         page_id = r["file"] if r.get("id") in (None, "") else str(r["id"])  # id 0 is an id
