@@ -12,7 +12,7 @@ import torch
 from edrew_scrapy.cli import main
 from edrew_scrapy.data.mix import DatasetSpec, credit_of, drop_title_line, parse_spec, split_per_dataset
 from edrew_scrapy.data.splits import by_domain
-from edrew_scrapy.evaluate import PageResult, summarize
+from edrew_scrapy.training.evaluate import PageResult, summarize
 
 torch.set_num_threads(1)
 
@@ -148,7 +148,7 @@ def test_training_on_a_mix_holds_out_each_set_and_evaluate_scores_exactly_those_
 def test_the_headline_convention_is_aligned_when_asked(tmp_path, capsys):
     from edrew_scrapy.commands.evaluate import drop_reference_titles
     from edrew_scrapy.data import simple
-    from edrew_scrapy.evaluate import reference_text
+    from edrew_scrapy.training.evaluate import reference_text
 
     root = write_set(tmp_path / "titled", "gamma", n=4, title_in_reference=True)
     pages = list(simple.iter_pages(root))
