@@ -19,9 +19,9 @@ import torch
 
 from edrew_scrapy.data import simple
 from edrew_scrapy.data.align import word_f1
-from edrew_scrapy.training.evaluate import reference_text
 from edrew_scrapy.extract import extract
 from edrew_scrapy.model.scorer import load_model
+from edrew_scrapy.training.evaluate import reference_text
 
 torch.set_num_threads(1)
 
