@@ -1,6 +1,6 @@
 """Word-F1 per dataset, our models against the peers, from several `edrew evaluate` reports, in one bar chart.
 
-    python scripts/plot_sets.py OUT.png [LABEL=]OUT/summary.json ... [--groups a,b,c] [--title TEXT]
+    python experiments/plot_sets.py OUT.png [LABEL=]OUT/summary.json ... [--groups a,b,c] [--title TEXT]
 
 Each report's `edrew` rows are drawn as LABEL (default: the report's folder name); the peers' rows
 (trafilatura, readability, ...) once, from the first report that has them for a group; the oracle never. A
