@@ -200,3 +200,11 @@ def test_a_limit_samples_each_dataset_before_reading_it(tmp_path, capsys):
                  "none", "--extractors", "oracle", "--out", str(out), "--no-progress"]) == 0
     rows = {r["group"]: r["pages"] for r in json.loads((out / "summary.json").read_text())["summary"]}
     assert (rows["a"], rows["b"], rows["ALL"]) == (3, 3, 6)
+
+
+def test_the_table_keeps_long_dataset_names_apart_from_the_extractor():
+    from edrew_scrapy.training.evaluate import format_table
+
+    row = {"group": "mozilla-readability/article", "extractor": "readability", "pages": 3, "word_p": 1.0,
+           "word_r": 1.0, "word_f1": 1.0, "node_p": 1.0, "node_r": 1.0, "node_f1": 1.0}
+    assert format_table([row]).splitlines()[2].split()[:3] == ["mozilla-readability/article", "readability", "3"]

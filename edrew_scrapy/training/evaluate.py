@@ -193,11 +193,14 @@ def _mean(values: Iterable[float]) -> float:
 
 
 def format_table(rows: Sequence[dict]) -> str:
-    header = f"{'group':<16}{'extractor':<14}{'pages':>6}{'word_P':>8}{'word_R':>8}{'word_F1':>8}" \
+    # the group column as wide as its longest name ("mozilla-readability/article"), 15 at least
+    g = max([15, *(len(str(r["group"])) for r in rows)]) + 1
+    e = max([13, *(len(str(r["extractor"])) for r in rows)]) + 1
+    header = f"{'group':<{g}}{'extractor':<{e}}{'pages':>6}{'word_P':>8}{'word_R':>8}{'word_F1':>8}" \
              f"{'node_P':>8}{'node_R':>8}{'node_F1':>8}"
     lines = [header, "-" * len(header)]
     for r in rows:
-        lines.append(f"{r['group']:<16}{r['extractor']:<14}{r['pages']:>6}{r['word_p']:>8.3f}"
+        lines.append(f"{r['group']:<{g}}{r['extractor']:<{e}}{r['pages']:>6}{r['word_p']:>8.3f}"
                      f"{r['word_r']:>8.3f}{r['word_f1']:>8.3f}{r['node_p']:>8.3f}{r['node_r']:>8.3f}"
                      f"{r['node_f1']:>8.3f}")
     return "\n".join(lines)
