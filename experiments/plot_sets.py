@@ -5,7 +5,7 @@
 Each report's `edrew` rows are drawn as LABEL (default: the report's folder name); the peers' rows
 (trafilatura, readability, ...) once, from the first report that has them for a group; the oracle never. A
 group is a dataset (or DATASET/type) row of the reports; `--groups` picks and orders them (default: every
-group but ALL). The bars are mean word-F1 per page, with the mean word precision printed above each.
+group but ALL). The bars are mean word-F1 per page, each value printed above its bar.
 """
 from __future__ import annotations
 
