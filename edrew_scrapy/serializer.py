@@ -121,6 +121,19 @@ def _resolve(base: str, ref: str) -> Optional[str]:
     except ValueError:
         return None
 
+
+def _landmark(role: str, boilerplate: str, in_main: bool) -> tuple[str, bool]:
+    """(boilerplate, in_main) after an element's ARIA role: main/article mark the main content, the
+    other landmarks boilerplate unless the element already is."""
+    if role == "main" or role == "article":
+        return ("" if boilerplate == "footer" else boilerplate), True
+    if not boilerplate:
+        boilerplate = _ARIA_BOILERPLATE.get(role, "")
+        if boilerplate == "footer" and in_main:
+            boilerplate = ""  # as for <footer>: an article's own
+    return boilerplate, in_main
+
+
 class _El:
     """One element of the document while it is being built (the thesis's tree node)."""
 
@@ -435,20 +448,39 @@ class _Builder:
         els[parent].segs.append(len(els) - 1)
         return rest
 
-    def _open_node(self, name: str, attrs: dict, has_content: bool, parent_idx: int) -> int:
-        """_open for an element of lexbor's tree (attributes already parsed and decoded)."""
-        els = self.els
-        parent = els[parent_idx]
+    def _inherit(self, name: str, has_content: bool, parent: _El) -> tuple:
+        """What an element takes from its name and its parent, before its own attributes are read:
+        (sibling key, wrapper, hidden, in_main, boilerplate)."""
         info = self.name_info.get(name) or _name_info(self.name_info, name, self.cfg)
         key, wrapper_tag, counted, boilerplate_tag, main_tag = info
         wrapper = wrapper_tag and not has_content
         if counted and not wrapper:
             self.count_tags += 1
-        hidden = parent.hidden
         in_main = parent.in_main or main_tag
         boilerplate = parent.boilerplate or boilerplate_tag
         if boilerplate == "footer" and in_main:
             boilerplate = ""  # an article's own footer (author, date, tags) can be its content
+        return key, wrapper, parent.hidden, in_main, boilerplate
+
+    def _append(self, name: str, parent_idx: int, raw, hidden: bool, key: str, wrapper: bool, attrs,
+                boilerplate: str, in_main: bool) -> int:
+        """Record an element under parent_idx; its index."""
+        els = self.els
+        parent = els[parent_idx]
+        counts = parent.child_counts
+        if counts is None:
+            counts = parent.child_counts = {}
+        k = counts[key] = counts.get(key, 0) + 1
+        idx = len(els)
+        els.append(_El(name, parent_idx, raw, self.count_tags, parent.depth + 1, hidden, (key, k), wrapper,
+                       parent.in_head or name == "head", attrs, boilerplate, in_main,
+                       parent.in_link or name == "a"))
+        parent.segs.append(idx)
+        return idx
+
+    def _open_node(self, name: str, attrs: dict, has_content: bool, parent_idx: int) -> int:
+        """_open for an element of lexbor's tree (attributes already parsed and decoded)."""
+        key, wrapper, hidden, in_main, boilerplate = self._inherit(name, has_content, self.els[parent_idx])
         raw = ""
         if attrs:
             if None in attrs.values():  # a bare attribute (`<p hidden>`): "" as in parse_attributes
@@ -460,25 +492,8 @@ class _Builder:
                 if not boilerplate and ("role" in attrs or "aria-modal" in attrs) and _is_dialog(attrs):
                     boilerplate = "dialog"
                 if "role" in attrs:
-                    role = _aria_role(attrs)
-                    if role == "main" or role == "article":
-                        in_main = True
-                        if boilerplate == "footer":
-                            boilerplate = ""
-                    elif not boilerplate:
-                        boilerplate = _ARIA_BOILERPLATE.get(role, "")
-                        if boilerplate == "footer" and in_main:
-                            boilerplate = ""  # as for <footer>: an article's own
-        counts = parent.child_counts
-        if counts is None:
-            counts = parent.child_counts = {}
-        k = counts[key] = counts.get(key, 0) + 1
-        idx = len(els)
-        els.append(_El(name, parent_idx, raw, self.count_tags, parent.depth + 1, hidden, (key, k), wrapper,
-                       parent.in_head or name == "head", attrs, boilerplate, in_main,
-                       parent.in_link or name == "a"))
-        parent.segs.append(idx)
-        return idx
+                    boilerplate, in_main = _landmark(_aria_role(attrs), boilerplate, in_main)
+        return self._append(name, parent_idx, raw, hidden, key, wrapper, attrs, boilerplate, in_main)
 
     def _void_node(self, name: str, node, parent_idx: int) -> None:
         """_void for an element of lexbor's tree."""
@@ -635,19 +650,8 @@ class _Builder:
 
     def _open(self, pending: tuple, has_content: bool, stack: list, open_counts: dict) -> None:
         name, raw_attrs, closed = pending
-        els = self.els
         parent_idx = stack[-1]
-        parent = els[parent_idx]
-        info = self.name_info.get(name) or _name_info(self.name_info, name, self.cfg)
-        key, wrapper_tag, counted, boilerplate_tag, main_tag = info
-        wrapper = wrapper_tag and not has_content
-        if counted and not wrapper:
-            self.count_tags += 1
-        hidden = parent.hidden
-        in_main = parent.in_main or main_tag
-        boilerplate = parent.boilerplate or boilerplate_tag
-        if boilerplate == "footer" and in_main:
-            boilerplate = ""  # an article's own footer (author, date, tags) can be its content
+        key, wrapper, hidden, in_main, boilerplate = self._inherit(name, has_content, self.els[parent_idx])
         attrs = None
         if raw_attrs and not (hidden and boilerplate):
             low = raw_attrs.lower()
@@ -660,24 +664,8 @@ class _Builder:
             if "role" in low and _LANDMARK_WORD.search(low) and _names_a_landmark(low):  # cheap first
                 if attrs is None:
                     attrs = parse_attributes(raw_attrs)
-                role = _aria_role(attrs)
-                if role == "main" or role == "article":
-                    in_main = True
-                    if boilerplate == "footer":
-                        boilerplate = ""
-                elif not boilerplate:
-                    boilerplate = _ARIA_BOILERPLATE.get(role, "")
-                    if boilerplate == "footer" and in_main:
-                        boilerplate = ""  # as for <footer>: an article's own
-        counts = parent.child_counts
-        if counts is None:
-            counts = parent.child_counts = {}
-        k = counts[key] = counts.get(key, 0) + 1
-        idx = len(els)
-        els.append(_El(name, parent_idx, raw_attrs, self.count_tags, parent.depth + 1, hidden, (key, k), wrapper,
-                       parent.in_head or name == "head", attrs, boilerplate, in_main,
-                       parent.in_link or name == "a"))
-        parent.segs.append(idx)
+                boilerplate, in_main = _landmark(_aria_role(attrs), boilerplate, in_main)
+        idx = self._append(name, parent_idx, raw_attrs, hidden, key, wrapper, attrs, boilerplate, in_main)
         if not closed:
             stack.append(idx)
             open_counts[name] = open_counts.get(name, 0) + 1
