@@ -12,7 +12,9 @@ the add-on loads its model), CPU seconds per page (the crawl process and its wor
 processes) and peak RSS for each crawl, and the ratios to the plain crawl of the same round.
 Peak RSS is that of the crawl process and its worker processes together: the sum of each process's
 own peak (VmHWM), an upper bound, since their peaks need not coincide; "tree RSS" is the largest sum
-of their current RSS (VmRSS) seen in samples 0.2 s apart.
+of their current RSS (VmRSS) seen in samples 0.2 s apart, and "PSS" the largest sum of their
+proportional set sizes (smaps_rollup): pages two processes share, such as the torch libraries every
+worker maps, count once in all rather than once a process.
 "active / wire" are the mean requests the downloader holds (CONCURRENT_REQUESTS bounds them; a response
 stays held while downloader middlewares, the add-on's scoring among them, work on it) and those on the
 wire, sampled every 0.1 s.
@@ -175,6 +177,18 @@ def _status_kb(pid: int) -> dict:
     return {k: int(v.split()[0]) for k, _, v in (ln.partition(":") for ln in lines) if k in ("VmHWM", "VmRSS")}
 
 
+def _pss_kb(pid: int) -> int:
+    """The process's proportional set size: its private pages plus its share of those it shares (the
+    torch libraries two workers both map count half in each), from /proc/<pid>/smaps_rollup."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def crawl(url: str, addon: bool, workdir: Path, workers: int | None = None, per_domain: int | None = None,
           extra: tuple = (), root: Path = ROOT, name: str = "") -> dict:
     spider = workdir / "follow.py"
@@ -200,13 +214,16 @@ def crawl(url: str, addon: bool, workdir: Path, workers: int | None = None, per_
         proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=err)
         hwm_kb: dict = {}   # pid -> its own peak RSS (VmHWM), read while it lives
         tree_kb = 0         # the largest sum of current RSS over the process tree
+        pss_kb = 0          # the largest sum of PSS over the process tree
         while proc.poll() is None:
-            rss = 0
+            rss = pss = 0
             for pid in _descendants(proc.pid):
                 status = _status_kb(pid)
                 hwm_kb[pid] = max(hwm_kb.get(pid, 0), status.get("VmHWM", 0))
                 rss += status.get("VmRSS", 0)
+                pss += _pss_kb(pid)
             tree_kb = max(tree_kb, rss)
+            pss_kb = max(pss_kb, pss)
             time.sleep(0.2)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -218,7 +235,7 @@ def crawl(url: str, addon: bool, workdir: Path, workers: int | None = None, per_
     timed = json.loads(timing.read_text())
     return {"wall": wall, "crawl": timed["crawl_s"], "cpu": cpu,
             "active": timed["active"], "transferring": timed["transferring"],
-            "peak_rss_mb": sum(hwm_kb.values()) / 1024, "tree_rss_mb": tree_kb / 1024,
+            "peak_rss_mb": sum(hwm_kb.values()) / 1024, "tree_rss_mb": tree_kb / 1024, "tree_pss_mb": pss_kb / 1024,
             "processes": len(hwm_kb), "each_mb": "+".join(f"{kb / 1024:.0f}" for kb in hwm_kb.values()),
             "pages": pages,
             "edrew_items": sum(1 for it in items if "status" not in it)}
@@ -286,20 +303,23 @@ def main() -> int:
             readings += [(rnd + 1, name, results[name], results["plain"]) for name, _, _ in runs]
     httpd.shutdown()
     print(f"\n{'round':<6}{'crawl':<14}{'pages':>6}{'pages/s':>9}{'crawl p/s':>10}{'ratio':>7}{'crawl ratio':>12}"
-          f"{'CPU s/page':>11}{'peak RSS MB':>12}{'tree RSS MB':>12}{'active':>7}{'wire':>6}  each process's peak MB")
+          f"{'CPU s/page':>11}{'peak RSS MB':>12}{'tree RSS MB':>12}{'PSS MB':>7}{'active':>7}{'wire':>6}"
+          "  each process's peak MB")
     ratios: dict = {}
     for rnd, name, r, plain in readings:
         ratio = (r["pages"] / r["wall"]) / (plain["pages"] / plain["wall"])
         crawl_ratio = (r["pages"] / r["crawl"]) / (plain["pages"] / plain["crawl"])
         r["ratio"], r["crawl_ratio"] = ratio, crawl_ratio
         if name != "plain":
-            ratios.setdefault(name, []).append((ratio, crawl_ratio, r["peak_rss_mb"]))
+            ratios.setdefault(name, []).append((ratio, crawl_ratio, r["peak_rss_mb"], r["tree_pss_mb"]))
         print(f"{rnd:<6}{name:<14}{r['pages']:>6}{r['pages'] / r['wall']:>9.1f}{r['pages'] / r['crawl']:>10.1f}"
               f"{ratio:>7.2f}{crawl_ratio:>12.2f}{r['cpu'] / max(r['pages'], 1):>11.4f}{r['peak_rss_mb']:>12.0f}"
-              f"{r['tree_rss_mb']:>12.0f}{r['active']:>7.1f}{r['transferring']:>6.1f}  {r['each_mb']}")
+              f"{r['tree_rss_mb']:>12.0f}{r['tree_pss_mb']:>7.0f}{r['active']:>7.1f}{r['transferring']:>6.1f}"
+              f"  {r['each_mb']}")
     print("(pages/s: over the whole process, start-up included; crawl p/s: from the spider's opening to its "
           "closing, without start-up, imports and the model load; ratio: to the plain crawl of the same round; "
-          "peak RSS: the crawl process and its workers, the sum of each one's own peak; active / wire: mean "
+          "peak RSS: the crawl process and its workers, the sum of each one's own peak; PSS: the largest sum of "
+          "their proportional set sizes, shared library pages counted once; active / wire: mean "
           "requests held by the downloader / on the wire, sampled every 0.1 s)")
     # With the network's delay the crawl is long-lived and its start-up (the model load) is a one-off:
     # the crawl ratio is the target there; without delay, the whole process's, as issue #5 set it.
@@ -307,7 +327,7 @@ def main() -> int:
     fails = []
     for name, values in ratios.items():
         print(f"\n{name}: ratio {_spread([v[0] for v in values])}; crawl ratio {_spread([v[1] for v in values])}; "
-              f"peak RSS max {max(v[2] for v in values):.0f} MB")
+              f"peak RSS max {max(v[2] for v in values):.0f} MB, PSS max {max(v[3] for v in values):.0f} MB")
         if statistics.median(v[key] for v in values) < target or max(v[2] for v in values) > 1024:
             fails.append(name)
     print(f"\ntargets: add-on {'crawl ' if key else ''}pages/s >= {target:.2f} x plain (median of the rounds), "
