@@ -270,6 +270,9 @@ def main() -> int:
                          "CONCURRENT_REQUESTS can be on the wire to the one local host; else Scrapy's own)")
     ap.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE",
                     help="a Scrapy setting for the add-on crawls only (e.g. EDREW_BATCH_PAGES=4); repeatable")
+    ap.add_argument("--also", action="append", default=[], metavar="NAME:SETTING=VALUE[,SETTING=VALUE]",
+                    help="one more add-on crawl a round, named NAME, with these settings (e.g. "
+                         "no-metadata:EDREW_METADATA=False); repeatable")
     ap.add_argument("--json", type=Path, default=None, help="write every reading to this file")
     ap.add_argument("--baseline", type=Path, default=None, metavar="DIR",
                     help="also crawl with the add-on of another checkout (e.g. a `git worktree` of main), "
@@ -286,21 +289,28 @@ def main() -> int:
           + (f", each after {args.delay_ms} ms (seed {args.seed})" if delays else "")
           + f"; CONCURRENT_REQUESTS=16, CONCURRENT_REQUESTS_PER_DOMAIN={per_domain or 'Scrapy default'}"
           + f"; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    runs = [("plain", None, ROOT)] + [("add-on" if w is None else f"add-on w={w}", w, ROOT) for w in variants]
+    extra = tuple(args.set)
+    runs = [("plain", None, ROOT, ())] + [("add-on" if w is None else f"add-on w={w}", w, ROOT, extra)
+                                          for w in variants]
     if args.baseline:
-        runs += [("baseline" if w is None else f"baseline w={w}", w, args.baseline.resolve()) for w in variants]
+        runs += [("baseline" if w is None else f"baseline w={w}", w, args.baseline.resolve(), extra)
+                 for w in variants]
+    for also in args.also:
+        name, _, settings = also.partition(":")
+        runs += [(name if w is None else f"{name} w={w}", w, ROOT, extra + tuple(settings.split(",")))
+                 for w in variants]
     readings = []  # (round, name, result, plain result of that round)
     with tempfile.TemporaryDirectory() as tmp:
         for rnd in range(args.rounds):
             k = rnd % len(runs)
             order = runs[k:] + runs[:k]
             results = {}
-            for name, w, root in order:
-                r = crawl(url, name != "plain", Path(tmp), w, per_domain, tuple(args.set), root, name)
+            for name, w, root, settings in order:
+                r = crawl(url, name != "plain", Path(tmp), w, per_domain, settings, root, name)
                 results[name] = r
                 print(f"round {rnd + 1}: {name} done: {r['pages']} pages, {r['edrew_items']} EDREW items "
                       f"in {r['wall']:.1f} s (load {os.getloadavg()[0]:.1f})", flush=True)
-            readings += [(rnd + 1, name, results[name], results["plain"]) for name, _, _ in runs]
+            readings += [(rnd + 1, name, results[name], results["plain"]) for name, *_ in runs]
     httpd.shutdown()
     print(f"\n{'round':<6}{'crawl':<14}{'pages':>6}{'pages/s':>9}{'crawl p/s':>10}{'ratio':>7}{'crawl ratio':>12}"
           f"{'CPU s/page':>11}{'peak RSS MB':>12}{'tree RSS MB':>12}{'PSS MB':>7}{'active':>7}{'wire':>6}"
