@@ -23,7 +23,7 @@ With --delay-ms LO,HI the server answers each page after a seeded random delay (
 of remote sites lives with it), and CONCURRENT_REQUESTS_PER_DOMAIN is 16 unless --per-domain says
 otherwise, so that all 16 CONCURRENT_REQUESTS can wait on the one local host:
 
-    python benchmarks/crawl.py --html "$EDREW_WCXB" --pages 800 --delay-ms 100,300 --rounds 4
+    python benchmarks/crawl.py --html "$EDREW_WCXB/html" --pages 800 --delay-ms 100,300 --rounds 4
 
 Targets: without delay (issue #5), pages/s with the add-on >= 0.5 x without; with --delay-ms (issue #34),
 crawl pages/s >= 0.95 x without; peak RSS <= 1 GB either way.
