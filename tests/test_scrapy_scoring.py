@@ -336,3 +336,26 @@ def test_a_model_that_cannot_load_raises_in_from_crawler(tmp_path, caplog):
         EdrewSpiderMiddleware.from_crawler(crawler)
     [record] = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert str(tmp_path / "missing") in record.getMessage()
+
+
+def test_pages_waiting_for_the_model_hold_no_concurrent_request(scorer):
+    """While pages are serialised and scored, Scrapy's downloader may start as many more requests (up to
+    CONCURRENT_REQUESTS more), and its limit is back once they are done."""
+    from scrapy.core.engine import ExecutionEngine
+
+    crawler, mw = middleware(scorer, CONCURRENT_REQUESTS=2)
+
+    async def main():
+        crawler.engine = ExecutionEngine(crawler, lambda _: None)  # in a running loop, as a crawl builds it
+        downloader = crawler.engine.downloader
+        before = downloader.total_concurrency
+        dmw = EdrewDownloaderMiddleware(crawler, mw.conf, mw.scoring)
+        tasks = [asyncio.ensure_future(dmw.process_response(r.request, r)) for r in responses()]
+        await asyncio.sleep(0)  # each task runs up to its first await: all four pages are waiting
+        during = downloader.total_concurrency
+        done = await asyncio.gather(*tasks)
+        return before, during, downloader.total_concurrency, done
+
+    before, during, after, done = asyncio.run(main())
+    assert (before, during, after) == (2, 4, 2)  # four pages waiting, raised by at most CONCURRENT_REQUESTS
+    assert all(EXTRACTION_KEY in r.meta for r in done)

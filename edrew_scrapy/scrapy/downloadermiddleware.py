@@ -13,11 +13,18 @@ middleware finds through the crawler), the page is scored here too, and its Extr
 middleware builds the items from them without waiting. Waiting there would cost more: Scrapy feeds each
 response's output to CONCURRENT_ITEMS asyncio workers (100 by default), and an output that waits keeps
 all of them waiting. Waiting here also bounds the pages that wait for the model by CONCURRENT_REQUESTS.
+
+Scrapy's downloader counts a request against CONCURRENT_REQUESTS until its downloader middlewares are
+done with the response, so a page waiting for the model would keep a request off the network. While
+pages wait, the downloader's limit is raised by their number (`ModelWaits`), up to CONCURRENT_REQUESTS
+more: the crawl keeps as many requests on the wire as its settings ask, and the bodies waiting for the
+model stay bounded.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
-from typing import Optional
+from typing import Iterator, Optional
 
 from scrapy import signals
 from scrapy.http import TextResponse
@@ -63,6 +70,7 @@ class EdrewDownloaderMiddleware:
         self._allowed_statuses = crawler.settings.getlist("HTTPERROR_ALLOWED_CODES")
         self._allow_all_statuses = crawler.settings.getbool("HTTPERROR_ALLOW_ALL")
         self.pool = SerializerThreads(conf.threads, "edrew-serializer")
+        self.waits = ModelWaits(crawler)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
     @classmethod
@@ -95,6 +103,10 @@ class EdrewDownloaderMiddleware:
         if reason is not None:
             self.stats.skip(reason, response.url, self._skip_detail(reason, response))
             return response
+        with self.waits.waiting():
+            return await self._serialize_and_score(request, response)
+
+    async def _serialize_and_score(self, request, response):
         scoring = self.scoring()
         if scoring is not None and scoring.uses_processes:
             outcome = await scoring.process(response.body, _declared_encoding(response), response.url)
@@ -191,6 +203,48 @@ class EdrewDownloaderMiddleware:
         if reason == "http-status":
             return f"HTTP {response.status}"
         return ""
+
+
+class ModelWaits:
+    """Keep the pages that wait for the serializer and the model from counting against CONCURRENT_REQUESTS.
+
+    Scrapy's Downloader holds a request in `active` until its downloader middlewares return, and starts
+    no new request while `len(active)` reaches `total_concurrency` (CONCURRENT_REQUESTS): each page
+    waiting here would be one request fewer on the network. While pages wait, `total_concurrency` is
+    raised by their number, at most by CONCURRENT_REQUESTS (so at most that many more bodies in memory),
+    and set back as each one is done. `active` itself is left alone: Scrapy reads it to tell whether the
+    spider is idle, and a page being scored is not. Without a downloader with a positive limit (a
+    middleware used outside a crawl, CONCURRENT_REQUESTS = 0) it does nothing.
+    """
+
+    def __init__(self, crawler):
+        self.crawler = crawler
+        self.count = 0
+        self.limit = max(0, crawler.settings.getint("CONCURRENT_REQUESTS"))
+
+    @contextlib.contextmanager
+    def waiting(self) -> Iterator[None]:
+        try:
+            engine = self.crawler.engine
+        except RuntimeError:  # Scrapy >= 2.19 raises before the crawl starts (a middleware used on its own)
+            engine = None
+        downloader = getattr(engine, "downloader", None)
+        total = getattr(downloader, "total_concurrency", None)
+        if not isinstance(total, int) or total <= 0 or self.count >= self.limit:
+            yield
+            return
+        self.count += 1
+        downloader.total_concurrency = total + 1
+        # The engine takes new requests on its next turn, which otherwise comes only when another
+        # download finishes; the guard keeps this a no-op on a Scrapy without that private hook.
+        nextcall = getattr(getattr(engine, "_slot", None), "nextcall", None)
+        if nextcall is not None and callable(getattr(nextcall, "schedule", None)):
+            nextcall.schedule()
+        try:
+            yield
+        finally:
+            self.count -= 1
+            downloader.total_concurrency -= 1
 
 
 def _serialize(response):
