@@ -40,9 +40,8 @@ def _spread(items, n):
 
 
 def _plan(shared: Path, mozilla: Path, sizes: dict, skip: set) -> dict:
-    from edrew_scrapy.data.mix import split_per_dataset
-
     from edrew_scrapy.data import domain_of, simple
+    from edrew_scrapy.data.mix import split_per_dataset
     from edrew_scrapy.data.splits import by_domain
 
     pages = []
@@ -90,9 +89,8 @@ def _without_nodes(shared: Path, mozilla: Path) -> set:
 
 
 def cache(args) -> None:
-    from edrew_scrapy.data.mix import drop_title_line
-
     from edrew_scrapy.data import simple, wcxb
+    from edrew_scrapy.data.mix import drop_title_line
     from edrew_scrapy.extract import score_pages
     from edrew_scrapy.model.scorer import load_model
     from edrew_scrapy.training.evaluate import readability_extractor, reference_text, trafilatura_extractor

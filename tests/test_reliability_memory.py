@@ -8,7 +8,6 @@ whether it imported torch (tests/fixtures/reliability StatsToJson).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -52,16 +51,28 @@ def test_pages_over_the_budget_are_skipped_with_a_reason():
     assert serialize(many_nodes(25_000)).skipped == "too-many-nodes"
 
 
+# Runs a module as `python -m` would and, at exit, writes the process's own peak RSS (VmHWM, kB) to the
+# file named by its first argument. Not wait4's ru_maxrss: Linux carries that across fork and execve, so a
+# child started from a large pytest process reports at least the parent's size.
+_HIGH_WATER = """
+import atexit, runpy, sys
+out = sys.argv.pop(1)
+def high_water():
+    with open("/proc/self/status") as status, open(out, "w") as f:
+        f.write(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+atexit.register(high_water)
+runpy.run_module(sys.argv.pop(1), run_name="__main__", alter_sys=True)
+"""
+
+
 def peak_rss_mb(argv, cwd: Path) -> tuple:
-    """(exit status, stdout, the process's own peak RSS in MB) of a subprocess."""
+    """(exit status, stdout, the process's own peak RSS in MB) of `python -m MODULE ARGS...` (argv)."""
+    assert argv[:2] == [sys.executable, "-m"], argv
+    high_water = cwd / "vmhwm"
     with open(cwd / "stdout", "wb") as out, open(cwd / "stderr", "wb") as err:
-        proc = subprocess.Popen(argv, cwd=str(ROOT), env=crawl_env(), stdout=out, stderr=err,
-                                stdin=subprocess.DEVNULL)
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            proc.returncode = 0  # reaped by wait4: keep Popen from waiting for it again
-    return os.waitstatus_to_exitcode(status), (cwd / "stdout").read_text("utf-8"), usage.ru_maxrss / 1024
+        proc = subprocess.run([sys.executable, "-c", _HIGH_WATER, str(high_water), *argv[2:]], cwd=str(ROOT),
+                              env=crawl_env(), stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+    return proc.returncode, (cwd / "stdout").read_text("utf-8"), int(high_water.read_text()) / 1024
 
 
 @needs_model
