@@ -25,6 +25,8 @@ IMPORT_DEPS=(
   google-auth googleapis-common-protos protobuf proto-plus cryptography cffi pycparser pyasn1
   pyasn1-modules rsa cachetools httpx httpcore h11 anyio sniffio
   lmdb dill base58 more-itertools h5py
+  # edrew-scrapy's own run-time dependencies that scoring imports: the HTML5 parser, the model card's schema
+  selectolax jsonschema jsonschema-specifications referencing rpds-py attrs
 )
 TEST_DEPS=(pytest pluggy iniconfig)
 
