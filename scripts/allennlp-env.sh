@@ -25,9 +25,10 @@ IMPORT_DEPS=(
   google-auth googleapis-common-protos protobuf proto-plus cryptography cffi pycparser pyasn1
   pyasn1-modules rsa cachetools httpx httpcore h11 anyio sniffio
   lmdb dill base58 more-itertools h5py
-  # edrew-scrapy's own run-time dependencies that scoring imports: the HTML5 parser, the model card's schema
-  selectolax jsonschema jsonschema-specifications referencing rpds-py attrs
 )
+# edrew-scrapy's own run-time dependencies that scoring imports (the package itself goes in with --no-deps):
+# the HTML5 parser and the model card's schema check
+EDREW_DEPS=(selectolax jsonschema jsonschema-specifications referencing rpds-py attrs)
 TEST_DEPS=(pytest pluggy iniconfig)
 
 STAMP="$VENV/.edrew-stamp"
@@ -35,7 +36,7 @@ STAMP="$VENV/.edrew-stamp"
 mkdir -p "$(dirname "$VENV")"
 exec 9>"$VENV.lock"
 flock 9
-WANT="$(printf '%s\n' "${TORCH[@]}" "${ALLENNLP[@]}" "${IMPORT_DEPS[@]}" "${TEST_DEPS[@]}" | sha256sum | cut -c1-16)"
+WANT="$(printf '%s\n' "${TORCH[@]}" "${ALLENNLP[@]}" "${IMPORT_DEPS[@]}" "${EDREW_DEPS[@]}" "${TEST_DEPS[@]}" | sha256sum | cut -c1-16)"
 if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
   start=$(date +%s)
   echo "allennlp-env: building $VENV" >&2
@@ -46,7 +47,7 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$WANT" ]; then
   pip_q --upgrade pip
   pip_q "${TORCH[@]}"
   pip_q --no-deps "${ALLENNLP[@]}"
-  pip_q --no-deps "${IMPORT_DEPS[@]}" "${TEST_DEPS[@]}"
+  pip_q --no-deps "${IMPORT_DEPS[@]}" "${EDREW_DEPS[@]}" "${TEST_DEPS[@]}"
   "$VENV/bin/python" -W ignore -c "from allennlp.modules.elmo import Elmo"
   echo "$WANT" > "$STAMP"
   echo "allennlp-env: built in $(( $(date +%s) - start )) s" >&2
