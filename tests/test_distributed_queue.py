@@ -228,6 +228,49 @@ def test_the_feed_filter_holds_back_what_another_process_exported(redis_server, 
     assert export_key(node) == "node\x1fhttp://a/3\x1f4\x1f/p[1]"
 
 
+def test_a_restarted_process_writes_an_item_to_its_feed_before_the_ack_marks_it_exported(redis_server, redis,
+                                                                                        tmp_path):
+    """A process restarted on its feed (appended to) makes its lease book while Scrapy builds the
+    FeedExporter, which reads the feed back. The book must still acknowledge an item's lease after the
+    feed has written the item: acknowledged first, the item's key would already be in the exported set
+    when the feed's filter looks, and the item would reach no feed at all (issue #38)."""
+    from scrapy import signals
+    from scrapy.extensions.feedexport import FeedExporter
+
+    from edrew_scrapy.distributed.scheduler import LeasingScheduler
+
+    feed = tmp_path / "p0.jsonl"
+    feed.write_bytes(json.dumps({"url": "http://a/0", "title": "T", "text": "t", "nodes": [{"content": "t"}]}).encode()
+                     + b"\n")
+    crawler = get_crawler(Spider, {"REDIS_URL": redis_server.url, "ADDONS": {RedisAddon: 510},
+                                   "FEEDS": {str(feed): {"format": "jsonlines"}}})
+    spider = Spider.from_crawler(crawler)
+    crawler.spider = spider
+    exporter = next(e for e in crawler.extensions.middlewares if isinstance(e, FeedExporter))
+    scheduler = LeasingScheduler.from_crawler(crawler)
+    scheduler.open(spider)
+    try:
+        exporter.open_spider(spider)
+        scheduler.enqueue_request(scrapy.Request("http://a/1"))
+        request = scheduler.next_request()
+        response = scrapy.http.HtmlResponse("http://a/1", body=b"<p>x</p>", request=request)
+        book = book_for(crawler)
+        lease = book.lease_of(response)
+        book.item_yielded(lease)
+        book.output_done(lease)
+        crawler.signals.send_catch_log(signals.item_scraped, item=page("http://a/1"), response=response, spider=spider)
+        assert [record["url"] for record in map(json.loads, feed.read_bytes().splitlines())] == ["http://a/0",
+                                                                                               "http://a/1"]
+        assert redis.smembers("s:edrew:exported") == {b"page\x1fhttp://a/0", b"page\x1fhttp://a/1"}
+        assert scheduler.queue.counts().drained and not book.held
+        assert crawler.stats.get_value("edrew/redis/already-exported") is None
+    finally:
+        scheduler.close("finished")
+        for slot in exporter.slots:
+            if slot.file is not None:
+                slot.file.close()
+
+
 # ------------------------------------------------------------------ merging the feeds
 
 def test_merge_keeps_each_page_once_every_own_record_and_skips_a_cut_line(tmp_path):

@@ -6,8 +6,9 @@ process dies right after the acknowledgement:
 
 * its response went through the spider and every spider middleware (LeaseSpiderMiddleware sees the
   end of the output, or the exception), every item yielded for it has left the item pipelines
-  (item_scraped, item_dropped or item_error: the feeds have written it) and every request yielded
-  for it is in Redis (the scheduler says so after its push);
+  (item_scraped, item_dropped or item_error; the book's handlers run after the FeedExporter's, so the
+  feeds have written the item before the ack marks it exported) and every request yielded for it is
+  in Redis (the scheduler says so after its push);
 * or its download failed for good (LeaseDownloaderMiddleware.process_exception, the last one called);
 * or a downloader middleware replaced it with another request (a redirect, a retry), which the
   scheduler has pushed to Redis.
@@ -98,15 +99,20 @@ class LeaseBook:
         self._heartbeat = None
         self._poller = None
         self._warned_late = False
-        for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
-            crawler.signals.connect(self.item_done, signal=signal)
-        crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
 
     # ------------------------------------------------------------ opened and closed by the scheduler
 
     def open(self, spider, queue, server) -> None:
         from twisted.internet import task
 
+        # Connected here, not when the book is made: a feed appended to makes the book while Scrapy
+        # builds the FeedExporter, before the exporter connects its own item_scraped. Handlers run in
+        # the order they were connected, and ours acknowledges the lease (adding the item's key to the
+        # exported set): run first, it would make the feed's filter hold back the very item it acked.
+        # The scheduler opens after every extension is built, so the feeds write an item before its ack.
+        for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
+            self.crawler.signals.connect(self.item_done, signal=signal)
+        self.crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
         self.queue, self.server = queue, server
         queue.lease_ms = int(self.config.lease_timeout * 1000)
         self.exported_key = self.config.exported_key % {"spider": spider.name}
