@@ -199,7 +199,9 @@ def run(site: Site, redis_server: RedisServer, workdir: Path, processes: int, ki
         redis_calls_by_command={k: round(v / n, 2) for k, v in calls.most_common(12)},
         # the Redis server's own CPU time (user + system) per page: 1 / this bounds a single server's pages/s
         redis_cpu_us_per_page=round(cpu / n * 1e6, 1),
-        exit_codes=[p.returncode for p in procs], killed_at=killed_at)
+        exit_codes=[p.returncode for p in procs], killed_at=killed_at,
+        # items the restarted process appended to the killed one's feed (0: it found the crawl over)
+        items_after_restart=len(feed_lines(feeds[0])) - killed_at["items_in_feed"] if killed_at and not stock else None)
     return result
 
 
