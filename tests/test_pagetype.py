@@ -75,6 +75,22 @@ def test_a_classifier_trained_on_feature_rows_predicts_their_types(tmp_path):
     assert probs.shape == (3,) and abs(float(probs.sum()) - 1.0) < 1e-9
 
 
+
+def test_a_classifier_of_two_types_gives_the_same_odds_as_scikit_learns():
+    from sklearn.linear_model import LogisticRegression
+
+    rows, labels, groups = _training_rows()
+    keep = [i for i, label in enumerate(labels) if label in ("product", "forum")]
+    rows, labels, groups = [rows[i] for i in keep], [labels[i] for i in keep], [groups[i] for i in keep]
+    spec = fit_spec(rows, labels, c=1.0, min_pages=3, groups=groups)
+    classifier = PageTypeClassifier(spec)  # one coefficient row per type, as with three or more
+    assert len(spec["coef"]) == 2 and classifier.classes == ("forum", "product")
+    x = np.array([classifier.vector(r) for r in rows])
+    reference = LogisticRegression(C=1.0, max_iter=3000).fit(x, labels).predict_proba(x)[:, 1]
+    ours = np.array([classifier.probabilities(r)[1] for r in rows])
+    assert np.allclose(ours, reference, atol=1e-3)
+
+
 def _good_spec():
     return {"format": FORMAT, "feature_version": FEATURE_VERSION, "classes": ["a", "b"], "features": ["x", "y"],
             "mean": [0.0, 0.0], "scale": [1.0, 1.0], "coef": [[1.0, 0.0], [0.0, 1.0]], "intercept": [0.0, 0.0]}

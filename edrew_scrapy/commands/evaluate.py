@@ -124,6 +124,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="--dataset pdf: comma list of edrew, pdfminer-plain (default: %(default)s)")
     parser.add_argument("--layouts", default=None,
                         help="--dataset pdf: score only these layouts (comma list; default: all in the set)")
+    parser.add_argument("--metadata", action="store_true",
+                        help="score page metadata instead of content: headline, author, date and page type "
+                             "against the labels (WCXB's title, author, publish_date and page type; a simple "
+                             "set's title, author, publish_date, page_type), next to trafilatura's "
+                             "(in --extractors); the page type cross-validated by --group-by with --folds "
+                             "(docs/metadata.md)")
     parser.add_argument("--no-progress", action="store_true")
     # edrew train's experimental options, for --train-model (docs/evaluation.md); the defaults are the shipped recipe.
     experimental = parser.add_argument_group("experimental (ablations, not used by shipped models)")
@@ -406,6 +412,10 @@ def run(args: argparse.Namespace) -> int:
             from .evaluate_pdf import run_pdf
 
             return run_pdf(args)
+        if args.metadata:
+            from .evaluate_metadata import run_metadata
+
+            return run_metadata(args)
         return _run(args)
     except CommandError as exc:
         print(f"edrew evaluate: {printable(exc)}", file=sys.stderr)

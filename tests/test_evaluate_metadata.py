@@ -1,0 +1,106 @@
+"""`edrew evaluate --metadata` on small written sets: WCXB-format and simple-format labels, scores, errors."""
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+from conftest import cli
+
+from edrew_scrapy.training import metadata_eval as me
+
+
+def article(i: int) -> str:
+    return f"""<html lang="en"><head><title>Story {i} about rivers | Gazette {i}</title>
+<script type="application/ld+json">{{"@type": "NewsArticle", "headline": "Story {i} about rivers",
+ "author": {{"@type": "Person", "name": "Ada Quill"}}, "datePublished": "2024-05-0{1 + i % 9}"}}</script>
+</head><body><article><h1>Story {i} about rivers</h1><p class="byline">By Ada Quill</p>
+<p>The river rose again this week, and the town council met on Monday to talk about the flood walls.</p>
+<p>Residents said the water reached the steps of the library for the first time in years.</p></article>
+</body></html>"""
+
+
+def product(i: int) -> str:
+    return f"""<html><head><title>Blue kettle {i} - Shop {i}</title>
+<script type="application/ld+json">{{"@type": "Product", "name": "Blue kettle {i}",
+ "offers": {{"@type": "Offer", "price": "24.90", "priceCurrency": "USD"}}}}</script></head>
+<body><h1>Blue kettle {i}</h1><p>$24.90</p><button>Add to cart</button><ul><li>1.7 litres</li>
+<li>Steel</li></ul><p>In stock, ships in two days.</p></body></html>"""
+
+
+def write_wcxb(root, n=12):
+    """n pages on n domains, half articles (author, date) and half products (neither)."""
+    (root / "html").mkdir(parents=True)
+    (root / "ground-truth").mkdir()
+    for i in range(n):
+        kind = "article" if i % 2 == 0 else "product"
+        html = article(i) if kind == "article" else product(i)
+        (root / "html" / f"{i:04d}.html.gz").write_bytes(gzip.compress(html.encode("utf-8")))
+        truth = {"url": f"https://site{i}.example/{kind}/{i}", "_internal": {"page_type": {"primary": kind}},
+                 "ground_truth": {"title": f"Story {i} about rivers" if kind == "article" else f"Blue kettle {i}",
+                                  "author": "Ada Quill" if kind == "article" else None,
+                                  "publish_date": f"2024-05-0{1 + i % 9}" if kind == "article" else None,
+                                  "main_content": "x"}}
+        (root / "ground-truth" / f"{i:04d}.json").write_text(json.dumps(truth), encoding="utf-8")
+    return root
+
+
+def test_word_f1_and_score_page():
+    assert me.word_f1("Council backs bike lanes", "council backs bike lanes!") == 1.0
+    assert me.word_f1("", "") == 1.0 and me.word_f1("a", "") == 0.0
+    assert me.word_f1("a b", "a c") == pytest.approx(0.5)
+    record = me.MetaRecord("1", "set", None, headline="A title", author="", date="2024-05-01",
+                           page_type="article")
+    fields = {"headline": "A title", "author": ["Someone"], "date_published": "2024-05-02", "page_type": "article"}
+    assert me.score_page(record, fields, "edrew") == {"headline": 1.0, "author_where_none": 1.0, "date": 0.0,
+                                                     "page_type": 1.0}
+    # a set that labels only the title scores only the headline; trafilatura has no page type
+    titled = me.MetaRecord("2", "set", None, headline="A title")
+    assert me.score_page(titled, fields, "trafilatura") == {"headline": 1.0}
+
+
+def test_evaluate_metadata_on_a_wcxb_set(tmp_path, capsys):
+    root = write_wcxb(tmp_path / "wcxb")
+    out = tmp_path / "out"
+    status, err = cli(capsys, "evaluate", "--metadata", "--dataset", "wcxb", str(root), "--folds", "2",
+                      "--out", str(out), "--no-progress", "--extractors", "trafilatura")
+    assert status == 0, err
+    rows = {r["system"]: r for r in json.loads((out / "metadata-summary.json").read_text())["rows"]}
+    ours = rows["edrew"]
+    assert ours["pages"] == 12 and ours["dataset"] == "wcxb"
+    assert ours["headline"] == 1.0 and ours["headline_pages"] == 12  # every page declares its headline
+    assert ours["author"] == 1.0 and ours["author_pages"] == 6 and ours["author_where_none"] == 0.0
+    assert ours["date"] == 1.0 and ours["date_pages"] == 6 and ours["date_where_none_pages"] == 6
+    # each page typed by a classifier trained on the other fold's domains only
+    assert ours["page_type_pages"] == 12 and 0.0 <= ours["page_type"] <= 1.0
+    assert "trafilatura" in rows and rows["trafilatura"]["page_type"] is None
+    lines = [json.loads(line) for line in (out / "metadata-pages.jsonl").read_text().splitlines()]
+    assert len(lines) == 12 and lines[0]["fields"]["edrew"]["headline"] == "Story 0 about rivers"
+
+
+def test_evaluate_metadata_on_a_simple_set_scores_what_it_labels(tmp_path, capsys):
+    root = tmp_path / "simple"
+    root.mkdir()
+    records = []
+    for i in range(3):
+        (root / f"{i}.html").write_text(article(i), encoding="utf-8")
+        records.append({"file": f"{i}.html", "url": f"https://news{i}.example/a", "title": f"Story {i} about rivers",
+                        "page_type": "article"})
+    (root / "labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    out = tmp_path / "out"
+    status, err = cli(capsys, "evaluate", "--metadata", "--dataset", f"news=simple:{root}", "--out", str(out),
+                      "--no-progress", "--extractors", "none")
+    assert status == 0, err
+    (row,) = json.loads((out / "metadata-summary.json").read_text())["rows"]
+    assert row["dataset"] == "news" and row["headline"] == 1.0
+    assert row["author"] is None and row["date"] is None  # not labelled: not scored
+    assert row["page_type_pages"] == 3  # one type: the shipped classifier, which never saw these pages
+
+
+def test_evaluate_metadata_usage_errors(tmp_path, capsys):
+    status, err = cli(capsys, "evaluate", "--metadata", "--dataset", "swde", str(tmp_path))
+    assert status == 2 and "SWDE" in err
+    root = write_wcxb(tmp_path / "wcxb", n=4)
+    status, err = cli(capsys, "evaluate", "--metadata", "--dataset", "wcxb", str(root), "--folds", "5",
+                      "--out", str(tmp_path / "o"), "--no-progress")
+    assert status == 1 and "folds" in err
