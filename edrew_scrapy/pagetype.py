@@ -39,6 +39,7 @@ _DATE = re.compile(r"\b(?:19|20)\d\d[-/.]\d{1,2}[-/.]\d{1,2}\b|\b(?:jan|feb|mar|
                    r"[a-z]*\.? \d{1,2},? (?:19|20)\d\d\b|\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
                    r"[a-z]* (?:19|20)\d\d\b", re.I)
 _WORD = re.compile(r"^[^\W\d_]{3,20}$")
+_DIGIT = re.compile(r"\d")  # every _PRICE and _DATE pattern holds one
 
 # words read for the word features (headings' and the rest's, outside boilerplate), the first of the page
 MAX_WORDS = 1_000
@@ -85,7 +86,8 @@ def page_features(page, url: Optional[str] = None) -> Dict[str, float]:
         if node.boilerplate:
             boiler += 1
             continue
-        if n < 400:  # prices and dates are short texts; reading every paragraph for them cost more
+        # prices and dates are short texts with a digit; reading every paragraph for them cost more
+        if n < 400 and _DIGIT.search(node.content):
             prices += bool(_PRICE.search(node.content))
             dates += bool(_DATE.search(node.content))
         if read < MAX_WORDS:
@@ -267,9 +269,12 @@ def fit_spec(rows: Iterable[Dict[str, float]], labels: Sequence[str], *, c: floa
     scale[scale < 1e-6] = 1.0
     model = LogisticRegression(C=c, max_iter=3000)
     model.fit((x - mean) / scale, list(labels))
+    coef, intercept = model.coef_, model.intercept_
+    if len(model.classes_) == 2:  # one row for the second class's log-odds: as two softmax rows, the same odds
+        coef, intercept = np.vstack([-coef / 2, coef / 2]), np.concatenate([-intercept / 2, intercept / 2])
     return {"format": FORMAT, "feature_version": FEATURE_VERSION, "classes": [str(c) for c in model.classes_],
             "features": names, "mean": _rounded(mean), "scale": _rounded(scale),
-            "coef": [_rounded(row) for row in model.coef_], "intercept": _rounded(model.intercept_)}
+            "coef": [_rounded(row) for row in coef], "intercept": _rounded(intercept)}
 
 
 def _rounded(values) -> List[float]:
