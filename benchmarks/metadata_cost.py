@@ -1,16 +1,22 @@
-"""CPU time of a page's metadata next to serialising and scoring it, on WCXB pages, in one process.
+"""CPU time of a page's metadata next to serialising and scoring it, on WCXB pages; and against another
+revision's metadata.py, side by side, as ratios.
 
 Each page is serialised, scored (extract) and described (metadata.page_metadata with the shipped page-type
-classifier) in turn; two passes, the second printed separately: the first holds one-time costs (dateparser,
+classifier) in turn. With `--against REV` the metadata.py of git revision REV is loaded beside this one and
+both describe every page, in alternating order; the ratios (this / REV) and how many pages get the same
+fields from both are printed. One warm-up pass first, not counted: it holds one-time costs (dateparser,
 which htmldate's text search loads, takes seconds to initialise; the scorer's caches fill).
 
-    nice -n 10 python benchmarks/metadata_cost.py /work/shared/datasets/wcxb-dev --every 15 --pages 100
+    nice -n 10 python benchmarks/metadata_cost.py /work/shared/datasets/wcxb-dev --every 15 --pages 100 --against main
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,35 +30,74 @@ from edrew_scrapy.model.scorer import load_model
 from edrew_scrapy.pagetype import default_classifier
 from edrew_scrapy.serializer import serialize
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def metadata_of_revision(rev: str):
+    """edrew_scrapy/metadata.py as it is at git revision `rev`, imported as a module of the package (its
+    relative imports resolve against this checkout)."""
+    source = subprocess.run(["git", "show", f"{rev}:edrew_scrapy/metadata.py"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout
+    path = Path(tempfile.mkdtemp(prefix="edrew-metadata-")) / "metadata_against.py"
+    path.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("edrew_scrapy._metadata_against", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _line(name: str, values) -> str:
+    return f"{name} mean {1000 * statistics.fmean(values):.2f} ms (median {1000 * statistics.median(values):.2f})"
+
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root")
     parser.add_argument("--every", type=int, default=15, help="every Nth page id")
     parser.add_argument("--pages", type=int, default=100)
+    parser.add_argument("--against", default=None, help="a git revision whose metadata.py to time beside this one")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     root = Path(args.root)
     scorer, classifier = load_model(None), default_classifier(None)
+    other = metadata_of_revision(args.against) if args.against else None
     ids = page_ids(root)[:: args.every][: args.pages]
-    for run in ("first pass", "second pass"):
-        times = {"serialise": [], "extract": [], "metadata": []}
-        for page_id in ids:
-            url = load_truth(root, page_id)["url"]
-            body = read_source(root / "html" / f"{page_id}.html.gz")
+    inputs = []
+    for page_id in ids:
+        url = load_truth(root, page_id)["url"]
+        inputs.append((url, read_source(root / "html" / f"{page_id}.html.gz")))
+    for run in ("warm-up pass (not counted)", "measured pass"):
+        times = {"serialise": [], "extract": [], "metadata": [], "against": []}
+        same = 0
+        for n, (url, body) in enumerate(inputs):
             a = time.process_time()
             page = serialize(body, encoding="utf-8", url=url)
             b = time.process_time()
             extraction = extract([page], scorer=scorer)[0] if page.nodes else None
             c = time.process_time()
-            page_metadata(body, page, extraction, classifier, encoding="utf-8", url=url)
-            d = time.process_time()
             times["serialise"].append(b - a)
             times["extract"].append(c - b)
-            times["metadata"].append(d - c)
-        print(f"{run}, {len(ids)} pages: " + ", ".join(
-            f"{name} mean {1000 * statistics.fmean(v):.1f} ms (median {1000 * statistics.median(v):.1f})"
-            for name, v in times.items()))
+            order = [("metadata", page_metadata)] + ([("against", other.page_metadata)] if other else [])
+            found = {}
+            for name, describe in (order if n % 2 == 0 else order[::-1]):
+                start = time.process_time()
+                found[name] = describe(body, page, extraction, classifier, encoding="utf-8", url=url)
+                times[name].append(time.process_time() - start)
+            if other:
+                same += found["metadata"].fields() == found["against"].fields()
+        if run.startswith("warm"):
+            continue
+        print(f"{len(ids)} WCXB pages, CPU time (time.process_time, torch on one thread): "
+              + ", ".join(_line(k, v) for k, v in times.items() if v))
+        if other:
+            new, old = times["metadata"], times["against"]
+            base = [s + e for s, e in zip(times["serialise"], times["extract"])]
+            whole = statistics.fmean([b + m for b, m in zip(base, new)]) / statistics.fmean(
+                [b + m for b, m in zip(base, old)])
+            print(f"metadata this / {args.against}: mean {statistics.fmean(new) / statistics.fmean(old):.3f}, "
+                  f"median {statistics.median(new) / statistics.median(old):.3f}; serialise + extract + metadata "
+                  f"{whole:.3f}; the same fields on {same} of {len(ids)} pages")
     return 0
 
 

@@ -1,11 +1,15 @@
 """A page's metadata: headline, authors, dates, language, site name, description and page type.
 
-What the page declares comes first: JSON-LD and microdata (schema.org, read with extruct), Open Graph
-and Twitter cards, `<meta>` and `<html lang>`; the publication date where none is declared comes from
-htmldate, which also reads dates in the URL and the page's date elements. Then the page's own evidence:
-with no declared headline, the `<title>` without its " | Site name" tail (a part equal to an `<h1>`
-first), or else the large heading nearest the main region the model kept (`extract`); bylines give the
-author where none is declared; the page type comes from pagetype.py's classifier.
+What the page declares comes first: JSON-LD and microdata (schema.org; microdata read with extruct),
+Open Graph and Twitter cards, `<meta>` and `<html lang>`, read from one lexbor parse (selectolax, the
+serializer's parser); lxml parses the page again only for extruct's microdata reader, and only where
+microdata could still add a field. The publication date where none is declared: a date in the URL, else
+htmldate (its markup rules, and its search of the text) on articles and forum threads only. Then the
+page's own evidence: the headline among the declared one, `og:title`, `twitter:title`, the `<title>`
+without its " | Site name" tail and the first `<h1>` (on pages other than articles, the one the others
+agree with most), else the large heading nearest the main region the model kept (`extract`); bylines in
+the markup, and on articles a "By ..." line in the text, give the author where none is declared; the
+page type comes from pagetype.py's classifier.
 
 Hostile input costs a bounded amount and never raises: the HTML read here is cut at MAX_HTML_CHARS,
 a JSON-LD block longer than MAX_JSONLD_CHARS or a page with more than MAX_ITEMSCOPES microdata items
@@ -16,7 +20,9 @@ the future or before MIN_YEAR is dropped. Pure: no Scrapy, no model.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import re
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from html import unescape as html_unescape
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
@@ -88,25 +94,31 @@ def read_declared(html: HtmlInput, *, encoding: Optional[str] = None, url: Optio
     """The declared metadata of a page (bytes are decoded as `encoding`, else UTF-8 with replacement).
     `extensive_dates`: htmldate also searches the page's text for dates. Never raises: what cannot be
     read is left out and named in `skipped`."""
-    declared, tree = _read(html, encoding, url, today)
-    if dates and tree is not None:
-        _date_from_page(declared, tree, url, today, extensive_dates)
+    declared, text = _read(html, encoding, url)
+    if dates and text is not None:
+        _date_from_page(declared, text, url, today, extensive_dates)
     return declared
 
 
-def _date_from_page(declared: Declared, tree, url: Optional[str], today: Optional[_dt.date], extensive: bool) -> None:
-    """htmldate's publication date, when the markup declares none."""
+def _date_from_page(declared: Declared, text: str, url: Optional[str], today: Optional[_dt.date],
+                    extensive: bool) -> None:
+    """The publication date when the markup declares none: one in the URL, else htmldate's."""
     if _declared_date(declared, today):
         return
     try:
-        declared.date_published = _htmldate(tree, url, today, extensive)
+        declared.date_published = _url_date(url, today) or _htmldate(text, url, today, extensive)
     except Exception:  # noqa: BLE001 - htmldate's parsers on hostile text
         declared.skipped += ("date",)
 
 
-def _read(html: HtmlInput, encoding: Optional[str], url: Optional[str], today: Optional[_dt.date]):
-    """(Declared without htmldate's date, the lxml tree or None)."""
-    import lxml.html
+def _read(html: HtmlInput, encoding: Optional[str], url: Optional[str]) -> Tuple[Declared, Optional[str]]:
+    """(Declared without htmldate's date, the page's text as read, or None when it has no HTML tree).
+
+    One lexbor parse (selectolax, the serializer's parser, much cheaper than lxml's) reads the
+    `<head>`'s declarations, JSON-LD, headings and bylines; lxml parses the page again only for extruct's
+    microdata reader, on a page with microdata items whose JSON-LD does not already name an article's
+    headline, author and date."""
+    from selectolax.lexbor import LexborHTMLParser
 
     skipped: List[str] = []
     text = _decode(html, encoding)
@@ -114,25 +126,29 @@ def _read(html: HtmlInput, encoding: Optional[str], url: Optional[str], today: O
         text = text[:MAX_HTML_CHARS]
         skipped.append("too-large")
     try:
-        tree = lxml.html.fromstring(text, parser=lxml.html.HTMLParser(remove_comments=True))
-    except Exception:  # noqa: BLE001 - lxml refuses empty or control-character-only documents
+        tree = LexborHTMLParser(text) if text.strip() else None
+    except Exception:  # noqa: BLE001 - lexbor refuses a document it cannot decode
+        tree = None
+    root = tree.css_first("html") if tree is not None else None
+    if root is None:
         return Declared(skipped=tuple(skipped + ["parse"])), None
-    declared = Declared(lang=_clean(tree.get("lang") or tree.get("xml:lang") or ""))
-    titles = tree.xpath("//title")
-    if titles:
-        declared.title = _clean(titles[0].text_content())
-    declared.items.extend(_jsonld_items(tree, url, skipped))
-    declared.items.extend(_microdata_items(tree, url, skipped))
+    attrs = root.attributes
+    declared = Declared(lang=_clean(attrs.get("lang") or attrs.get("xml:lang") or ""))
+    title = tree.css_first("title")
+    if title is not None:
+        declared.title = _clean(title.text())
+    declared.items.extend(_jsonld_items(tree, skipped))
+    if _needs_microdata(declared.items) and tree.css_first("[itemscope]") is not None:
+        declared.items.extend(_microdata_items(text, url, skipped))
     try:
         declared.og = _opengraph(tree)
     except Exception:  # noqa: BLE001 - a hostile prefix attribute
         skipped.append("opengraph")
     declared.meta = _meta(tree)
-    if not _authors(_primary_items(declared.items), declared.meta):  # most pages that name one declare it
-        declared.bylines = _bylines(tree)
-    declared.headings = [_clean(h.text_content()) for h in tree.xpath("//h1")[:5]]
+    declared.bylines = _bylines(tree)
+    declared.headings = [_clean(h.text()) for h in tree.css("h1")[:5]]
     declared.skipped = tuple(skipped)
-    return declared, tree
+    return declared, text
 
 
 def _decode(html: HtmlInput, encoding: Optional[str]) -> str:
@@ -156,23 +172,38 @@ def _decode(html: HtmlInput, encoding: Optional[str]) -> str:
 
 # ---- JSON-LD and microdata -----------------------------------------------------------------------------
 
-def _jsonld_items(tree, url: Optional[str], skipped: List[str]) -> List[Dict[str, Any]]:
-    from extruct.jsonld import JsonLdExtractor
-
-    extractor = JsonLdExtractor()
+def _jsonld_items(tree, skipped: List[str]) -> List[Dict[str, Any]]:
     items: List[Dict[str, Any]] = []
-    for script in tree.xpath('//script[@type="application/ld+json"]'):
-        if len(script.text or "") > MAX_JSONLD_CHARS:
+    for script in tree.css('script[type="application/ld+json"]'):
+        source = script.text() or ""
+        if len(source) > MAX_JSONLD_CHARS:
             skipped.append("jsonld-too-large")
             continue
         try:  # one block at a time: a broken block costs only itself
-            found = extractor.extract_items(script, base_url=url)
+            found = _json_ld(source)
         except Exception:  # noqa: BLE001 - invalid JSON, RecursionError on deep nesting
             skipped.append("jsonld")
             continue
         for item in found:
             items.extend(_flatten_graph(item))
     return items
+
+
+_COMMENT_LINE = re.compile(r"^\s*(//.*|<!--.*-->)")
+
+
+def _json_ld(source: str) -> List[Any]:
+    """The items of one JSON-LD block, read as extruct's JsonLdExtractor reads them: JSON with control
+    characters allowed, else (jstyleson, extruct's own fallback) without leading comment lines."""
+    try:
+        data = json.loads(source, strict=False)
+    except ValueError:
+        import jstyleson
+
+        data = jstyleson.loads(_COMMENT_LINE.sub("", source), strict=False)
+    if isinstance(data, list):
+        return data
+    return [data] if isinstance(data, dict) else []
 
 
 def _flatten_graph(item: Any) -> List[Dict[str, Any]]:
@@ -184,10 +215,26 @@ def _flatten_graph(item: Any) -> List[Dict[str, Any]]:
     return [item]
 
 
-def _microdata_items(tree, url: Optional[str], skipped: List[str]) -> List[Dict[str, Any]]:
+def _needs_microdata(items: Sequence[Dict[str, Any]]) -> bool:
+    """Whether microdata could still change a field: not when a JSON-LD article already names its
+    headline, author and publication date (microdata items rank after it)."""
+    for item in items:
+        if set(type_names(item)) & KINDS["article"]:
+            return not (_text(item.get("headline")) and _text(item.get("author"))
+                        and _text(item.get("datePublished")))
+    return True
+
+
+def _microdata_items(text: str, url: Optional[str], skipped: List[str]) -> List[Dict[str, Any]]:
+    import lxml.html
     from extruct.w3cmicrodata import MicrodataExtractor
 
-    n = int(tree.xpath("count(//*[@itemscope])"))
+    try:
+        tree = lxml.html.fromstring(text, parser=lxml.html.HTMLParser(remove_comments=True))
+        n = int(tree.xpath("count(//*[@itemscope])"))
+    except Exception:  # noqa: BLE001 - lxml refuses control-character-only documents
+        skipped.append("microdata")
+        return []
     if n == 0:
         return []
     if n > MAX_ITEMSCOPES:
@@ -288,22 +335,37 @@ def _prop(items: Sequence[Dict[str, Any]], *keys: str) -> str:
 
 # ---- Open Graph, <meta> ----------------------------------------------------------------------------
 
-def _opengraph(tree) -> Dict[str, str]:
-    from extruct.opengraph import OpenGraphExtractor
+# Open Graph's namespaces that need no prefix declaration (extruct's OpenGraphExtractor's list)
+_OG_NAMESPACES = frozenset({"og", "music", "video", "article", "book", "profile", "product"})
+_PREFIX = re.compile(r"\s*(\w+):\s*([^\s]+)")
 
+
+def _opengraph(tree) -> Dict[str, str]:
+    """Open Graph properties as extruct reads them: `<meta property content>` in `<head>` whose prefix is
+    one of Open Graph's or declared in a `prefix` attribute of `<html>` or `<head>`."""
+    head = tree.head
+    if head is None:
+        return {}
+    prefixes = set(_OG_NAMESPACES)
+    for el in (tree.css_first("html"), head):
+        if el is not None:
+            prefixes.update(name for name, _ in _PREFIX.findall((el.attributes.get("prefix") or "")[:1000]))
     out: Dict[str, str] = {}
-    for item in OpenGraphExtractor().extract_items(tree):
-        for prop, value in item.get("properties", ()):
-            if isinstance(prop, str) and isinstance(value, str):
-                out.setdefault(prop.lower(), _clean(value))
+    for el in head.css("meta[property][content]"):
+        if el.parent is None or el.parent.tag != "head":  # extruct reads the head's own children
+            continue
+        prop, value = el.attributes.get("property"), el.attributes.get("content")
+        if isinstance(prop, str) and isinstance(value, str) and prop.partition(":")[0] in prefixes:
+            out.setdefault(prop.lower(), _clean(value))
     return out
 
 
 def _meta(tree) -> Dict[str, str]:
     out: Dict[str, str] = {}
-    for el in tree.iter("meta"):
-        key = el.get("name") or el.get("property") or el.get("itemprop") or el.get("http-equiv")
-        value = el.get("content")
+    for el in tree.css("meta"):
+        a = el.attributes
+        key = a.get("name") or a.get("property") or a.get("itemprop") or a.get("http-equiv")
+        value = a.get("content")
         if key and value and len(out) < 500:
             out.setdefault(key.strip().lower()[:100], _clean(value))
     return out
@@ -356,19 +418,31 @@ def _declared_date(declared: Declared, today: Optional[_dt.date], modified: bool
     return None
 
 
-def _htmldate(tree, url: Optional[str], today: Optional[_dt.date], extensive: bool) -> Optional[str]:
+# an empty document: htmldate reads the URL before the page, so on this it reads the URL alone
+_NO_PAGE = "<html><body></body></html>"
+
+
+def _url_date(url: Optional[str], today: Optional[_dt.date]) -> Optional[str]:
+    """A full date in the URL ("/2025/09/04/"), htmldate's first rule (which ends its search where it
+    finds one), read without parsing the page."""
+    return _htmldate(_NO_PAGE, url, today, False) if url else None
+
+
+def _htmldate(text: str, url: Optional[str], today: Optional[_dt.date], extensive: bool) -> Optional[str]:
     import htmldate
 
     latest = today or _dt.date.today()
-    day = htmldate.find_date(tree, extensive_search=extensive, original_date=True, url=url,
+    # htmldate parses a string itself and prunes that tree in place (a tree of ours it would deep-copy
+    # first); a string that starts with "http" and has no space it would fetch as a URL
+    source = " " + text if text.startswith("http") and " " not in text else text
+    day = htmldate.find_date(source, extensive_search=extensive, original_date=True, url=url,
                              min_date=f"{MIN_YEAR}-01-01", max_date=latest.isoformat())
     return _day(day, today) if day else None
 
 
 # ---- bylines ------------------------------------------------------------------------------------------
 
-_BYLINE = ("//a[@rel][contains(@rel, 'author')] | //*[@itemprop='author'] | //*[@itemprop='name']"
-           " | //*[@class][contains(@class, 'author') or contains(@class, 'byline')]")
+_BYLINE = "a[rel*=author], [itemprop=author], [itemprop=name], [class*=author], [class*=byline]"
 
 
 def _bylines(tree) -> List[str]:
@@ -376,14 +450,15 @@ def _bylines(tree) -> List[str]:
     in document order: short texts of one to six words."""
     names: List[str] = []
     try:
-        elements = tree.xpath(_BYLINE)
-    except Exception:  # noqa: BLE001 - an XPath over a hostile tree (too deep for libxml2)
+        elements = tree.css(_BYLINE)
+    except Exception:  # noqa: BLE001 - a selector over a hostile tree
         return names
     for el in elements[:50]:
-        if el.get("itemscope") is not None or (el.get("itemprop") == "name" and not _in_author(el)):
+        a = el.attributes
+        if "itemscope" in a or (a.get("itemprop") == "name" and not _in_author(el)):
             continue  # an author item's name is read from its name property
         try:
-            text = _BY.sub("", _clean(el.text_content())[:200]).strip(" ,;:|·-")
+            text = _BY.sub("", _clean(el.text() or "")[:200]).strip(" ,;:|·-")
         except Exception:  # noqa: BLE001
             continue
         if text and 1 <= len(text.split()) <= 6 and not any(ch.isdigit() for ch in text) and text not in names:
@@ -394,13 +469,13 @@ def _bylines(tree) -> List[str]:
 
 
 def _in_author(el) -> bool:
-    parent = el.getparent()
+    parent = el.parent
     for _ in range(4):
         if parent is None:
             return False
-        if parent.get("itemprop") == "author":
+        if parent.attributes.get("itemprop") == "author":
             return True
-        parent = parent.getparent()
+        parent = parent.parent
     return False
 
 
@@ -436,6 +511,52 @@ def headline_from_title(title: str, site_name: Optional[str] = None, host: Optio
     if len(kept) == len(parts) and len(kept[-1].split()) < len(kept[0].split()):
         kept = kept[:-1]
     return " - ".join(kept) if len(kept) > 1 else kept[0]
+
+
+# a small lead for the candidates that are right most often alone, which also decides a tie (docs/metadata.md)
+_HEADLINE_PRIOR = {"declared": 0.1, "title": 0.1}
+
+
+def _headline(declared: Declared, primary, site: Optional[str], host: str, vote: bool) -> str:
+    """The headline: the first of the declared headline (JSON-LD or microdata), `og:title`,
+    `twitter:title` and the `<title>`, without the site's name; with `vote`, the candidate among these
+    and the first `<h1>` that agrees most with the others: each scores its word overlap (F1) with every
+    other candidate, plus _HEADLINE_PRIOR. Shops' and services' pages often declare an SEO title that
+    their visible heading words differently, and the words most sources share are the headline's; a news
+    article's declared headline is its headline."""
+    def stripped(text: str) -> str:
+        return headline_from_title(text, site, host, declared.headings) if text else ""
+
+    h1 = declared.headings[0] if declared.headings else ""
+    candidates = [("declared", stripped(_prop(primary, "headline", "name"))),
+                  ("og", stripped(declared.og.get("og:title", ""))),
+                  ("twitter", stripped(declared.meta.get("twitter:title", ""))),
+                  ("title", stripped(declared.title)),
+                  ("h1", h1 if 1 <= len(h1.split()) <= 30 else "")]
+    candidates = [(name, text) for name, text in candidates if text]
+    if not vote:
+        return next((text for name, text in candidates if name != "h1"), "")
+    if len(candidates) <= 1:
+        return candidates[0][1] if candidates else ""
+    tokens = [Counter(_TOKEN.findall(text.lower())) for _, text in candidates]
+    best, best_score = "", -1.0
+    for i, (name, text) in enumerate(candidates):
+        score = _HEADLINE_PRIOR.get(name, 0.0) + sum(_overlap(tokens[i], tokens[j])
+                                                      for j in range(len(candidates)) if j != i)
+        if score > best_score + 1e-9:
+            best, best_score = text, score
+    return best
+
+
+_TOKEN = re.compile(r"\w+")
+
+
+def _overlap(a: Counter, b: Counter) -> float:
+    """Word-F1 of two bags of words."""
+    common = sum((a & b).values())
+    if not common:
+        return 0.0
+    return 2 * common / (sum(a.values()) + sum(b.values()))
 
 
 def _key(text: str) -> str:
@@ -481,14 +602,22 @@ def _heading_near_region(page, extraction) -> str:
 
 # whether a page that declares no author gets the names in its byline markup (docs/metadata.md)
 BYLINE_AUTHORS = True
-# the page types on which htmldate also searches the page's text for the publication date
-EXTENSIVE_DATE_TYPES = frozenset({"article", "forum"})
+# the page types whose undeclared publication date htmldate looks for, its search of the text included;
+# on the others only a declared date or one in the URL is kept
+DATE_SEARCH_TYPES = frozenset({"article", "forum"})
+# the page types whose headline is the candidate most sources agree on (_headline), not the declared one
+HEADLINE_VOTE_TYPES = frozenset({"forum", "product", "collection", "listing", "documentation", "service"})
+# the page types whose text is read for a "By ..." line when the markup names no author
+TEXT_BYLINE_TYPES = frozenset({"article", "forum"})
 
 
 def describe(declared: Declared, page=None, extraction=None, classifier=None, *, url: Optional[str] = None,
-             today: Optional[_dt.date] = None, bylines: Optional[bool] = None) -> Metadata:
+             today: Optional[_dt.date] = None, bylines: Optional[bool] = None,
+             page_type: Optional[str] = None) -> Metadata:
     """The page's Metadata from what it declares, its serialised `page` and the model's `extraction`
-    (either may be None), and `classifier` (a pagetype.PageTypeClassifier; None: no page type)."""
+    (either may be None), and `classifier` (a pagetype.PageTypeClassifier; None: no page type).
+    `page_type`, when known, decides the rules that differ by type (bylines in the text: articles and
+    forum threads only)."""
     url = url or getattr(page, "url", None)
     host = _host(url)
     items = _ranked_items(declared.items)
@@ -496,15 +625,12 @@ def describe(declared: Declared, page=None, extraction=None, classifier=None, *,
     og, meta = declared.og, declared.meta
     site = (og.get("og:site_name") or _site_from_items(items) or meta.get("application-name")
             or meta.get("apple-mobile-web-app-title") or None)
-    # the <title> before the heading nearest the kept content: on WCXB dev's pages that declare no
-    # headline the title (its site's name dropped) scored 0.833 word-F1, the heading 0.656
-    headline = (_prop(primary, "headline", "name") or og.get("og:title") or meta.get("twitter:title")
-                or declared.title or getattr(page, "title", "") or _heading_near_region(page, extraction))
-    headline = headline_from_title(headline, site, host, declared.headings) if headline else None
+    headline = (_headline(declared, primary, site, host, page_type in HEADLINE_VOTE_TYPES)
+                or _heading_near_region(page, extraction) or None)
     result = Metadata(
         headline=headline or None,
-        author=_authors(primary, meta) or (declared.bylines[:1] if (BYLINE_AUTHORS if bylines is None
-                                                                         else bylines) else []),
+        author=_page_authors(declared, primary, site, host, BYLINE_AUTHORS if bylines is None else bylines, page,
+                             page_type in TEXT_BYLINE_TYPES),
         date_published=_declared_date(declared, today) or declared.date_published,
         date_modified=_declared_date(declared, today, modified=True),
         language=_language(declared, items),
@@ -515,6 +641,9 @@ def describe(declared: Declared, page=None, extraction=None, classifier=None, *,
     )
     if classifier is not None and page is not None:
         result.page_type, result.page_type_probability = classifier.predict(page)
+        if page_type is None and result.page_type in TEXT_BYLINE_TYPES and not result.author:
+            result.author = _page_authors(declared, primary, site, host, BYLINE_AUTHORS if bylines is None
+                                          else bylines, page, True)
     return result
 
 
@@ -524,13 +653,17 @@ def page_metadata(html: HtmlInput, page=None, extraction=None, classifier=None, 
     the extractors' own (which `read_declared` contains) gives an empty Metadata with skipped ("error",)."""
     url = url or getattr(page, "url", None)
     try:
-        declared, tree = _read(html, encoding, url, today)
+        declared, text = _read(html, encoding, url)
         page_type = classifier.predict(page) if classifier is not None and page is not None else (None, None)
-        if tree is not None:
-            # htmldate's search of the text finds a date on nearly every page, dated or not: only where
-            # the page is an article or a forum thread (docs/metadata.md)
-            _date_from_page(declared, tree, url, today, page_type[0] in EXTENSIVE_DATE_TYPES)
-        result = describe(declared, page, extraction, None, url=url, today=today)
+        kind = page_type[0]
+        if text is not None and (kind is None or kind in DATE_SEARCH_TYPES):
+            # htmldate finds a date on most pages, dated or not: on a product, a listing, ... only a
+            # declared date or one in the URL is kept (docs/metadata.md); its search of the text only on
+            # articles and forum threads
+            _date_from_page(declared, text, url, today, kind in DATE_SEARCH_TYPES)
+        elif text is not None and not _declared_date(declared, today):
+            declared.date_published = _url_date(url, today)
+        result = describe(declared, page, extraction, None, url=url, today=today, page_type=page_type[0])
         result.page_type, result.page_type_probability = page_type
         return result
     except Exception:  # noqa: BLE001 - metadata never costs a page its content
@@ -564,7 +697,52 @@ def _site_from_items(items: Sequence[Dict[str, Any]]) -> str:
     return ""
 
 
-_BY = re.compile(r"^\s*(?:by|von|par|por|door|di|da)\s*[:\-]?\s+", re.I)
+_BY = re.compile(r"^\s*(?:(?:written|posted|words)\s+by|by|von|par|por|door|di|da)"
+                 r"(?:\s*[:\-]?\s+|(?=(?-i:[A-Z])))", re.I)  # "ByJane Doe": a capital right after
+# texts in author markup that name no one: form labels, placeholders, the word itself
+_NOT_NAMES = frozenset({"name", "author", "authors", "the author", "about the author", "written by", "posted by",
+                        "by", "undefined", "null", "none", "unknown", "admin", "administrator", "webmaster",
+                        "anonymous", "guest", "user"})
+_HANDLE = re.compile(r"^[a-z0-9_-]+(?:\.[a-z0-9_-]+){2,}$|^\d{6,}$")  # "page.head.author", a numeric id
+
+
+def _page_authors(declared: Declared, primary, site: Optional[str], host: str, bylines: bool, page=None,
+                  text_bylines: bool = False) -> List[str]:
+    """The declared authors that can be names, else the first such name in the byline markup, else (with
+    `text_bylines`) a "By Jane Doe" line near the start of the serialised `page`."""
+    names = [n for n in _authors(primary, declared.meta) if _a_name(n, site, host)]
+    if names or not bylines:
+        return names
+    for name in declared.bylines:
+        if _a_name(name, site, host):
+            return [name]
+    name = _text_byline(page) if text_bylines and page is not None else ""
+    return [name] if name and _a_name(name, site, host) else []
+
+
+# "By Jane Doe", "Written by Jane van Doe", "Author: Jane Doe": two to five capitalised words after the cue
+_TEXT_BY = re.compile(r"^(?:(?:written|posted|words|reviewed|edited)\s+by|by|author:?|von|par|por|door)\s*:?\s*"
+                      r"(?-i:([A-Z][\w'’.-]*(?:\s+(?:[A-Z][\w'’.-]*|van|von|de|der|da|di|del|la|le)){1,4}))", re.I)
+TEXT_BYLINE_NODES = 300   # the first nodes of a page read for a byline line
+
+
+def _text_byline(page) -> str:
+    """The name in the first short "By ..." line among the page's first nodes, outside navigation,
+    footers and hidden markup; "" for none."""
+    for node in (getattr(page, "nodes", None) or [])[:TEXT_BYLINE_NODES]:
+        if node.boilerplate or node.hidden or len(node.content) > 80:
+            continue
+        match = _TEXT_BY.match(node.content.strip())
+        if match:
+            return match.group(1).strip(" ,.|")
+    return ""
+
+
+def _a_name(name: str, site: Optional[str], host: str) -> bool:
+    """Whether an author text can be a person's (or a team's, or the site's) name: not a form label or a
+    placeholder, not a template placeholder or a numeric id."""
+    key = name.strip(" *:").lower()
+    return bool(key) and key not in _NOT_NAMES and not _HANDLE.match(name)
 
 
 def _authors(items: Sequence[Dict[str, Any]], meta: Dict[str, str]) -> List[str]:

@@ -248,3 +248,62 @@ def test_fuzzed_json_ld_and_markup_are_read_without_an_error(value, junk, itempr
     m = describe(declared, url="https://example.com/a", today=TODAY)  # raises on a bug: not hidden as "error"
     assert all(isinstance(name, str) and name for name in m.author)
     assert m.date_published is None or TODAY >= dt.date.fromisoformat(m.date_published) >= dt.date(1990, 1, 1)
+
+
+# ---- rules that differ by page type, and names that are no one's --------------------------------------
+
+SERVICE = """<html><head><title>Payroll Software for Small Business | Acme</title>
+<meta property="og:title" content="The #1 way to run payroll in minutes">
+</head><body><h1>Payroll software for small business</h1><p>Run payroll in three clicks, every month.</p>
+<p class="byline">By Jane Doe</p></body></html>"""
+
+
+def test_a_service_page_takes_the_headline_its_sources_agree_on_an_article_its_declared_one():
+    declared = read_declared(SERVICE, url="https://acme.example/payroll", today=TODAY, dates=False)
+    assert describe(declared, url="https://acme.example/payroll", page_type="service").headline == \
+        "Payroll Software for Small Business"  # the title and the <h1> agree, og:title stands alone
+    assert describe(declared, url="https://acme.example/payroll", page_type="article").headline == \
+        "The #1 way to run payroll in minutes"
+    assert describe(declared, url="https://acme.example/payroll").headline == "The #1 way to run payroll in minutes"
+
+
+def test_a_by_line_in_the_text_names_the_author_of_an_article_only():
+    html = ("<html><head><title>Trail notes</title></head><body><h1>Trail notes</h1><div>By Jane van Doe</div>"
+            "<p>We walked the ridge at dawn and came down before the rain started.</p></body></html>")
+    page = serialize(html, url="https://walks.example/notes")
+    declared = read_declared(html, url=page.url, today=TODAY, dates=False)
+    assert describe(declared, page, page_type="article").author == ["Jane van Doe"]
+    assert describe(declared, page, page_type="product").author == []
+    assert describe(declared, page).author == []  # no page type known: markup only
+
+
+@pytest.mark.parametrize("value,expected", [
+    ("BySummer Swann", ["Summer Swann"]), ("Written by Al Jones", ["Al Jones"]), ("Byron Smith", ["Byron Smith"]),
+    ("Name *", []), ("page.head.extra.author", []), ("262588213843476", []), ("undefined", []),
+])
+def test_author_texts_that_name_no_one_are_dropped(value, expected):
+    html = f'<html><head><meta name="author" content="{value}"></head><body><p>x</p></body></html>'
+    assert meta_of(html).author == expected
+
+
+def test_only_a_declared_date_or_one_in_the_url_on_a_page_that_is_no_article(monkeypatch):
+    class Fixed:
+        def predict(self, page):
+            return "product", 0.9
+
+    html = ('<html><head><title>Kettle</title></head><body><h1>Kettle</h1>'
+            '<p>Posted <time datetime="2024-02-03">3 Feb 2024</time></p><p>$24.90, steel.</p></body></html>')
+    page = serialize(html, url="https://shop.example/kettle")
+    assert page_metadata(html, page, None, Fixed(), url=page.url, today=TODAY).date_published is None
+    assert page_metadata(html, page, None, None, url=page.url, today=TODAY).date_published == "2024-02-03"
+    dated = serialize(html, url="https://shop.example/2024/02/03/kettle")
+    assert page_metadata(html, dated, None, Fixed(), url=dated.url, today=TODAY).date_published == "2024-02-03"
+
+
+def test_a_page_that_starts_like_a_url_is_never_fetched(monkeypatch):
+    import htmldate.utils
+
+    fetched = []
+    monkeypatch.setattr(htmldate.utils, "fetch_url", lambda url, *a, **k: fetched.append(url))
+    m = page_metadata("http://127.0.0.1:9/never", url="https://example.com/a", today=TODAY)
+    assert fetched == [] and isinstance(m, Metadata)

@@ -71,8 +71,8 @@ def run_metadata(args: argparse.Namespace) -> int:
 
 
 def _shipped_classifier(model):
-    from ..pagetype import PageTypeError, default_classifier
     from ..model.scorer import model_directory
+    from ..pagetype import PageTypeError, default_classifier
 
     try:
         return default_classifier(None if model in (None, "default") else str(model_directory(model)))

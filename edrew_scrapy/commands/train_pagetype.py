@@ -6,7 +6,7 @@ serialises nothing). Reports accuracy cross-validated by registrable
 domain (`--folds`, every page tested once by a classifier trained without its domain), per type and
 overall, then trains on every page and writes the weights to `--out` (JSON, with the cross-validated
 accuracy, the command and the dataset in it). `--predictions FILE` writes each page's cross-validated
-prediction (JSON lines), which scripts/metadata_eval.py reads.
+prediction (JSON lines).
 """
 from __future__ import annotations
 

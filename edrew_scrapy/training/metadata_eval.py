@@ -87,6 +87,14 @@ def _label_text(value) -> str:
     return str(value) if isinstance(value, (str, int, float)) else ""
 
 
+def _labelled(record: Dict, *keys: str) -> Optional[str]:
+    """The first of `keys` the record has, as text; None when it has none (the set does not label it)."""
+    for key in keys:
+        if key in record:
+            return _label_text(record[key])
+    return None
+
+
 def read_records(kind: str, path, name: str, labels=None, limit: Optional[int] = None) -> List[MetaRecord]:
     """The labelled pages of one dataset (`kind` "wcxb" or "simple"); `limit`: an evenly spaced sample."""
     path = Path(path)
@@ -108,17 +116,11 @@ def read_records(kind: str, path, name: str, labels=None, limit: Optional[int] =
         for r in simple.load_labels(labels or simple.default_labels_file(path)):
             page_id = r["file"] if r.get("id") in (None, "") else str(r["id"])
 
-            def labelled(*keys):
-                for key in keys:
-                    if key in r:
-                        return _label_text(r[key])
-                return None
-
-            date = labelled("publish_date", "date_published")
+            date = _labelled(r, "publish_date", "date_published")
             records.append(MetaRecord(
                 page_id=page_id, dataset=name, source=path / r["file"], url=r.get("url") or None,
-                encoding=r.get("encoding"), group=r.get("group") or "", headline=labelled("title", "headline"),
-                author=labelled("author", "authors"), date=date[:10] if date is not None else None,
+                encoding=r.get("encoding"), group=r.get("group") or "", headline=_labelled(r, "title", "headline"),
+                author=_labelled(r, "author", "authors"), date=date[:10] if date is not None else None,
                 page_type=r.get("page_type") or None))
     if limit and limit < len(records):
         records = [records[(i * len(records)) // limit] for i in range(limit)]
