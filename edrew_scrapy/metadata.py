@@ -4,7 +4,8 @@ What the page declares comes first: JSON-LD and microdata (schema.org; microdata
 Open Graph and Twitter cards, `<meta>` and `<html lang>`, read from one lexbor parse (selectolax, the
 serializer's parser); lxml parses the page again only for extruct's microdata reader, and only where
 microdata could still add a field. The publication date where none is declared: a date in the URL, else
-htmldate (its markup rules, and its search of the text) on articles and forum threads only. Then the
+htmldate (its markup rules; its search of the text on articles and forum threads), not on products
+and collections. Then the
 page's own evidence: the headline among the declared one, `og:title`, `twitter:title`, the `<title>`
 without its " | Site name" tail and the first `<h1>` (on pages other than articles, the one the others
 agree with most), else the large heading nearest the main region the model kept (`extract`); bylines in
@@ -602,9 +603,10 @@ def _heading_near_region(page, extraction) -> str:
 
 # whether a page that declares no author gets the names in its byline markup (docs/metadata.md)
 BYLINE_AUTHORS = True
-# the page types whose undeclared publication date htmldate looks for, its search of the text included;
-# on the others only a declared date or one in the URL is kept
+# the page types on which htmldate also searches the page's text for an undeclared publication date
 DATE_SEARCH_TYPES = frozenset({"article", "forum"})
+# the page types whose publication date is only a declared one or one in the URL (no htmldate)
+UNDATED_TYPES = frozenset({"product", "collection"})
 # the page types whose headline is the candidate most sources agree on (_headline), not the declared one
 HEADLINE_VOTE_TYPES = frozenset({"forum", "product", "collection", "listing", "documentation", "service"})
 # the page types whose text is read for a "By ..." line when the markup names no author
@@ -656,10 +658,9 @@ def page_metadata(html: HtmlInput, page=None, extraction=None, classifier=None, 
         declared, text = _read(html, encoding, url)
         page_type = classifier.predict(page) if classifier is not None and page is not None else (None, None)
         kind = page_type[0]
-        if text is not None and (kind is None or kind in DATE_SEARCH_TYPES):
-            # htmldate finds a date on most pages, dated or not: on a product, a listing, ... only a
-            # declared date or one in the URL is kept (docs/metadata.md); its search of the text only on
-            # articles and forum threads
+        if text is not None and kind not in UNDATED_TYPES:
+            # htmldate finds a date on most pages, dated or not: its search of the text only on articles
+            # and forum threads, and on products and collections none of it (docs/metadata.md)
             _date_from_page(declared, text, url, today, kind in DATE_SEARCH_TYPES)
         elif text is not None and not _declared_date(declared, today):
             declared.date_published = _url_date(url, today)

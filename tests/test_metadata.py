@@ -286,7 +286,7 @@ def test_author_texts_that_name_no_one_are_dropped(value, expected):
     assert meta_of(html).author == expected
 
 
-def test_only_a_declared_date_or_one_in_the_url_on_a_page_that_is_no_article(monkeypatch):
+def test_only_a_declared_date_or_one_in_the_url_on_a_product_page():
     class Fixed:
         def predict(self, page):
             return "product", 0.9
