@@ -100,6 +100,8 @@ def test_evaluate_metadata_on_a_simple_set_scores_what_it_labels(tmp_path, capsy
 def test_evaluate_metadata_usage_errors(tmp_path, capsys):
     status, err = cli(capsys, "evaluate", "--metadata", "--dataset", "swde", str(tmp_path))
     assert status == 2 and "SWDE" in err
+    status, err = cli(capsys, "evaluate", "--metadata", "--dataset", "pdf", str(tmp_path))
+    assert status == 2 and "PDF" in err
     root = write_wcxb(tmp_path / "wcxb", n=4)
     status, err = cli(capsys, "evaluate", "--metadata", "--dataset", "wcxb", str(root), "--folds", "5",
                       "--out", str(tmp_path / "o"), "--no-progress")

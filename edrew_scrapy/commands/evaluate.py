@@ -408,6 +408,8 @@ def train_on(args, pages: Sequence, model_dir: Path, split_name: str, held: dict
 def run(args: argparse.Namespace) -> int:
     try:
         resolve_datasets(args, (*DATASET_KINDS, "pdf"))
+        if args.dataset == "pdf" and args.metadata:
+            raise UsageError("--metadata scores web pages (wcxb or simple sets), not PDF articles")
         if args.dataset == "pdf":
             from .evaluate_pdf import run_pdf
 
