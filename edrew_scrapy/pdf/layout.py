@@ -57,6 +57,7 @@ class Line:
     # the line's opening words when they are set in bold or italic and the rest is not (a run-in heading:
     # "1) Method:" in IEEEtran, a bold "Method" in LNCS); the whole text when all of it is bold or italic
     lead: str = ""
+    italic: bool = False  # most of its characters are in an italic or slanted face
 
 
 @dataclass
@@ -200,10 +201,11 @@ def _lines_of(box, page: Page, box_id: int) -> List[Line]:
         chars = [c for c in element if isinstance(c, LTChar) and c.get_text().strip()]
         size = statistics.median(c.size for c in chars) if chars else 0.0
         bold = sum(1 for c in chars if _BOLD.search(c.fontname or "")) > len(chars) / 2 if chars else False
+        italic = sum(1 for c in chars if _ITALIC.search(c.fontname or "")) > len(chars) / 2 if chars else False
         lines.append(Line(text=text, x0=float(element.x0), x1=float(element.x1),
                           top=page.height - float(element.y1), bottom=page.height - float(element.y0),
                           size=round(float(size), 1), bold=bold, page=page.number, box=box_id,
-                          page_height=page.height, lead=_lead(element, text)))
+                          page_height=page.height, lead=_lead(element, text), italic=italic))
     return _join_same_baseline(lines)
 
 
@@ -255,5 +257,6 @@ def _join_same_baseline(lines: List[Line]) -> List[Line]:
         lead = left.text if left.lead == left.text and right.lead != right.text else left.lead
         out[same] = Line(text=f"{left.text} {right.text}", x0=left.x0, x1=right.x1, top=min(left.top, right.top),
                          bottom=max(left.bottom, right.bottom), size=longer.size, bold=left.bold and right.bold,
-                         page=left.page, box=left.box, page_height=left.page_height, lead=lead)
+                         page=left.page, box=left.box, page_height=left.page_height, lead=lead,
+                         italic=left.italic and right.italic)
     return out

@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Iterable, List, Optional, Tuple
 
 from .article import Article, Block, Section
-from .layout import Document, Line, read_pdf
+from .layout import Document, Line, Page, read_pdf
 from .sentences import split_sentences
 
 # Share of the page height at the top and the bottom where running headers, footers and page numbers sit.
@@ -39,6 +39,10 @@ _KEYWORDS = re.compile(r"^(?:keywords|key words|index terms|categories and subje
 _ARABIC = re.compile(r"^((?:\d{1,2}\.){0,2}\d{1,2})\.?\s+(\S.*)$")
 _ROMAN = re.compile(r"^([IVX]{1,5})\.?\s+(\S.*)$")
 _BARE_NUMBER = re.compile(r"(?:\d{1,2}\.){0,2}\d{1,2}\.?|[IVX]{1,5}\.")
+# REVTeX's third level under "A." subsections: "1. Title" in italics on a line of its own
+_THIRD_UNDER_LETTERS = re.compile(r"^(\d{1,2})\.\s+(\S.*)$")
+# a heading's number laid out apart from its title: "2", "2.1.", "IV.", "A."
+_PIECE_NUMBER = re.compile(_BARE_NUMBER.pattern + r"|[A-H]\.")
 _LETTER = re.compile(r"^([A-H](?:\.\d{1,2}){0,2})\.\s+(\S.*)$")
 _CAPTION = re.compile(r"^(?:fig(?:ure)?\.?|table|tab\.|algorithm|listing|scheme|chart|plate)\s*"
                       r"(?:\d+|[IVX]+)[a-z]?(?:[.:|]|\s|$)", re.IGNORECASE)
@@ -69,6 +73,8 @@ def parse_pdf(data: bytes, max_pages: Optional[int] = None) -> Article:
 
 
 def parse_document(document: Document) -> Article:
+    document = dataclasses.replace(document, pages=[
+        dataclasses.replace(page, lines=_join_number_pieces(page)) for page in document.pages])
     lines, margins = _drop_margins(document)
     body_size = _body_size(lines)
     article = Article(pages=len(document.pages))
@@ -119,6 +125,39 @@ def _drop_margins(document: Document) -> Tuple[List[Line], List[Line]]:
                 or (in_band(line, page) and repeated[key(line)] >= often and len(document.pages) > 2)
             (dropped if furniture else kept).append(line)
     return kept, dropped
+
+
+def _join_number_pieces(page: Page) -> List[Line]:
+    """A page's lines with a heading's number that pdfminer.six laid out as a text box of its own ("2." |
+    "Method", split at the wide space after the number) joined to the text beside it on the same
+    baseline, so that the heading rules see "2. Method" in the title's style (and a number at a column's
+    top is not taken for a page number): near each other (within three font sizes), both starting on one
+    side of the page's middle (not across a column gutter), the text starting with a capital, the number
+    not a page number near the page's top or bottom."""
+    lines, width, height = page.lines, page.width, page.height
+    out: List[Line] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        after = lines[i + 1] if i + 1 < len(lines) else None
+        if after is not None and after.page == line.page and abs(after.top - line.top) < 1.5 \
+                and abs(after.bottom - line.bottom) < 1.5 and abs(after.size - line.size) <= 0.5:
+            left, right = (line, after) if line.x0 <= after.x0 else (after, line)
+            # (a page number beside a running header stays apart, for _drop_margins to drop)
+            page_number = _PAGE_NUMBER.match(left.text) and (left.top < height * REPEAT_BAND
+                                                             or left.bottom > height * (1 - REPEAT_BAND))
+            if _PIECE_NUMBER.fullmatch(left.text) and not page_number and right.text[:1].isupper() \
+                    and 0 <= right.x0 - left.x1 <= 3 * max(left.size, right.size, 1.0) \
+                    and (left.x0 < width / 2) == (right.x0 < width / 2):
+                lead = f"{left.text} {right.lead}" if right.lead and left.lead == left.text else ""
+                out.append(dataclasses.replace(right, text=f"{left.text} {right.text}", x0=left.x0,
+                                               top=min(left.top, right.top), bottom=max(left.bottom, right.bottom),
+                                               lead=lead))
+                i += 2
+                continue
+        out.append(line)
+        i += 1
+    return out
 
 
 def _body_size(lines: List[Line]) -> float:
@@ -273,6 +312,10 @@ def _headings(lines: List[Line], body_size: float) -> Tuple[dict, set, dict]:
             continue
         heading = _heading_at(lines, i, body_size, roman_seen)
         if heading is None:
+            heading = _third_level_under_letters(lines, i, found)
+            if heading is not None:
+                found[i] = heading
+                continue
             last = found[max(found)][2] if found else 0
             heading = _run_in_heading(lines, i, last, roman_seen)
             if heading is not None:
@@ -350,6 +393,45 @@ def _run_in_heading(lines: List[Line], i: int, last_level: int, roman_seen: bool
     level = MAX_LEVEL if match.group(1) else min(MAX_LEVEL, last_level + 1)
     rest = line.text[len(lead):].strip()
     return number, title, level, rest
+
+
+def _third_level_under_letters(lines: List[Line], i: int, found: dict):
+    """(number, title, 3) for a third-level heading numbered "1." under lettered subsections (I. / A. / 1.,
+    as REVTeX and other APS/AIP classes set them): a text box of one line with space below it,
+    wholly in italics or bold but not set apart enough for `_heading_at`, whose number goes on from the
+    heading before it — 1 right after an "A."-style subsection, one more than the third-level heading
+    before. The count of numbers cannot give this level; the numbering tells it from a list's item."""
+    line = lines[i]
+    match = _THIRD_UNDER_LETTERS.match(line.text)
+    if match is None or not (line.italic or line.bold) or not found:
+        return None
+    prev = lines[i - 1] if i else None
+    after = lines[i + 1] if i + 1 < len(lines) else None
+    if (prev is not None and prev.box == line.box) or (after is not None and after.box == line.box):
+        return None
+    if not _space_between(line, after):
+        # set in the run of the text: an italic line of a paragraph. (Only the space below counts: a class's
+        # space above a heading may shrink to fill a column, the space after it does not.)
+        return None
+    number, title = match.group(1), match.group(2).strip()
+    if not _title_like(title) or len(title.split()) > HEADING_MAX_WORDS:
+        return None
+    last_number, _, last_level = found[max(found)]
+    if last_level == 2 and last_number and _LETTER.match(f"{last_number}. X"):
+        expected = 1
+    elif last_level == 3 and last_number and last_number.isdigit():
+        expected = int(last_number) + 1
+    else:
+        return None
+    return (number, title, MAX_LEVEL) if int(number) == expected else None
+
+
+def _space_between(upper: Optional[Line], lower: Optional[Line]) -> bool:
+    """White space of at least half a line between two consecutive lines, or a column or page between
+    them (or no line at all)."""
+    if upper is None or lower is None or upper.page != lower.page or lower.top < upper.bottom:
+        return True
+    return lower.top - upper.bottom >= 0.5 * max(upper.size, lower.size)
 
 
 def _heading_at(lines: List[Line], i: int, body_size: float, roman_seen: bool):
