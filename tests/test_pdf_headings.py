@@ -10,7 +10,7 @@ from fpdf import FPDF
 
 from edrew_scrapy.pdf import parse_pdf
 from edrew_scrapy.pdf.layout import read_pdf
-from edrew_scrapy.pdf.structure import _join_number_pieces
+from edrew_scrapy.pdf.structure import _join_heading_pieces
 
 PROSE = ("The parser reads the layout of each page and keeps the order of its columns. It measures the size "
          "of the text and the weight of its fonts, and it compares them with the body text of the article. "
@@ -146,7 +146,7 @@ def test_italic_numbered_lines_without_lettered_subsections_are_no_headings():
 
 def _pieces(data: bytes) -> List[str]:
     page = read_pdf(data).pages[0]
-    return [line.text for line in _join_number_pieces(page)]
+    return [line.text for line in _join_heading_pieces(page)]
 
 
 def test_number_pieces_join_only_beside_their_title_in_one_column():
@@ -170,3 +170,52 @@ def test_number_pieces_join_only_beside_their_title_in_one_column():
     assert "2. Method Overview" in lines
     assert "56" in lines and "Kopp and Armbruster" in lines
     assert "4." in lines and "Results follow" in lines
+
+
+def _place(page: _Page, x: float, text: str, size: float = 10, style: str = "") -> float:
+    """Text at x mm from the column's left edge on the current line; returns where it ends (mm)."""
+    page.pdf.set_font("Helvetica", style, size)
+    width = page.pdf.get_string_width(text)
+    page.pdf.set_xy(page.x + x, page.y)
+    page.pdf.cell(width + 0.2, size * 0.45, text)
+    return x + width
+
+
+def test_a_wrapped_heading_split_at_a_stretched_space_and_a_run_in_heading_beside_its_text():
+    page = _Page()
+    page.text("Reading Justified Headings", size=16, style="B", align="C")
+    page.gap(6)
+    page.heading("I.", "INTRODUCTION")
+    page.paragraph()
+    page.heading("A.", "Setup", style="I")
+    page.paragraph()
+    # IEEE's run-in third level whose paragraph text the layout reads as a box of its own beside it
+    end = _place(page, 4, "1) Model Training:", style="I")
+    _place(page, end + 5, "In our experiments the parser")
+    page.y += 4.5
+    page.paragraph("keeps the order of the columns. " + PROSE)
+    # a numbered title justified over two lines: a stretched space, and the rest under its first word
+    page.gap(3)
+    end = _place(page, 0, "B. Annotation Protocol", size=12, style="B")
+    _place(page, end + 6, "for Long", size=12, style="B")
+    page.y += 5.4
+    page.pdf.set_font("Helvetica", "B", 12)
+    _place(page, page.pdf.get_string_width("B. "), "Documents", size=12, style="B")
+    page.y += 5.4
+    page.gap(3)
+    page.paragraph()
+    # an italic heading right above the indented piece of an upright first line: the heading ends there
+    page.heading("II.", "RESULTS")
+    page.paragraph()
+    page.gap(3)
+    page.text("A. Font Statistics", style="I")
+    page.gap(0.8)
+    _place(page, 25, "the detector reduces the error")
+    page.y += 4.5
+    page.paragraph()
+    found = [(s.number, s.title, s.level) for s in parse_pdf(page.bytes()).all_sections()]
+    assert found == [("I", "INTRODUCTION", 1), ("A", "Setup", 2), ("1", "Model Training", 3),
+                     ("B", "Annotation Protocol for Long Documents", 2), ("II", "RESULTS", 1),
+                     ("A", "Font Statistics", 2)]
+    training = parse_pdf(page.bytes()).sections[0].sections[0].sections[0]
+    assert training.blocks[0].text.startswith("In our experiments the parser keeps the order")

@@ -74,7 +74,7 @@ def parse_pdf(data: bytes, max_pages: Optional[int] = None) -> Article:
 
 def parse_document(document: Document) -> Article:
     document = dataclasses.replace(document, pages=[
-        dataclasses.replace(page, lines=_join_number_pieces(page)) for page in document.pages])
+        dataclasses.replace(page, lines=_join_heading_pieces(page)) for page in document.pages])
     lines, margins = _drop_margins(document)
     body_size = _body_size(lines)
     article = Article(pages=len(document.pages))
@@ -127,13 +127,14 @@ def _drop_margins(document: Document) -> Tuple[List[Line], List[Line]]:
     return kept, dropped
 
 
-def _join_number_pieces(page: Page) -> List[Line]:
-    """A page's lines with a heading's number that pdfminer.six laid out as a text box of its own ("2." |
-    "Method", split at the wide space after the number) joined to the text beside it on the same
-    baseline, so that the heading rules see "2. Method" in the title's style (and a number at a column's
-    top is not taken for a page number): near each other (within three font sizes), both starting on one
-    side of the page's middle (not across a column gutter), the text starting with a capital, the number
-    not a page number near the page's top or bottom."""
+def _join_heading_pieces(page: Page) -> List[Line]:
+    """A page's lines with the pieces of a heading's line that pdfminer.six laid out as text boxes of their
+    own joined on their baseline, so that the heading rules see the whole line: a number apart from its
+    title ("2." | "Method", split at the wide space after the number; joined in the title's style, and a
+    number at a column's top is no more taken for a page number), or a numbered heading's words in one
+    style split at a stretched space ("3.2 Annotation Protocol" | "for Long"). Pieces are near each other
+    (within three font sizes) and both start on one side of the page's middle (not across a column
+    gutter); a number is not joined when it is a page number near the page's top or bottom."""
     lines, width, height = page.lines, page.width, page.height
     out: List[Line] = []
     i = 0
@@ -155,9 +156,28 @@ def _join_number_pieces(page: Page) -> List[Line]:
                                                lead=lead))
                 i += 2
                 continue
+            if _styled_alike(left, right) and (_ARABIC.match(left.text) or _ROMAN.match(left.text)
+                                               or _LETTER.match(left.text)) \
+                    and not left.text.endswith(".") and len(right.text.split()) <= 8 \
+                    and 0 <= right.x0 - left.x1 <= 3 * max(left.size, right.size, 1.0) \
+                    and (left.x0 < width / 2) == (right.x0 < width / 2):
+                # a numbered heading's first line that pdfminer.six split at a space TeX stretched to
+                # justify it ("3.2 Annotation Protocol" | "for Long", the title going on below)
+                lead = f"{left.text} {right.text}" if left.lead == left.text and right.lead == right.text \
+                    else left.lead
+                out.append(dataclasses.replace(left, text=f"{left.text} {right.text}", x1=right.x1,
+                                               top=min(left.top, right.top), bottom=max(left.bottom, right.bottom),
+                                               lead=lead))
+                i += 2
+                continue
         out.append(line)
         i += 1
     return out
+
+
+def _styled_alike(left: Line, right: Line) -> bool:
+    """Both in bold (or both in italics) and the same size: pieces of one heading."""
+    return abs(left.size - right.size) < 0.3 and ((left.bold and right.bold) or (left.italic and right.italic))
 
 
 def _body_size(lines: List[Line]) -> float:
@@ -346,10 +366,15 @@ def _headings(lines: List[Line], body_size: float) -> Tuple[dict, set, dict]:
         below = after is not None and (after.box == line.box or (
             after.page == line.page and 0 <= after.top - line.bottom < line.size * 0.8
             and line.x0 - 2 <= after.x0 <= line.x1))
-        if below and after.bold == line.bold and abs(after.size - line.size) < 0.3 \
+        # (a numbered title wrapped with a hanging indent goes on under its first word, not under its number)
+        hanging = number is not None and after is not None and after.x0 >= line.x0 + 0.8 * line.size \
+            and _styled_alike(line, after)
+        if below and after.bold == line.bold and after.italic == line.italic and abs(after.size - line.size) < 0.3 \
                 and len(after.text.split()) <= 8 and not after.text.endswith(".") \
-                and not (_ARABIC.match(after.text) or _ROMAN.match(after.text) or _KNOWN_HEADING.match(after.text)) \
-                and (title.endswith("-") or (title.isupper() and after.text.isupper()) or after.text[:1].islower()):
+                and not (_ARABIC.match(after.text) or _ROMAN.match(after.text) or _LETTER.match(after.text)
+                         or _KNOWN_HEADING.match(after.text)) \
+                and (title.endswith("-") or (title.isupper() and after.text.isupper()) or after.text[:1].islower()
+                     or hanging):
             title = title[:-1] + after.text if title.endswith("-") else f"{title} {after.text}"
             skip.add(i + 1)
         found[i] = (number, title, level)
@@ -373,7 +398,12 @@ def _run_in_heading(lines: List[Line], i: int, last_level: int, roman_seen: bool
     number: italics alone mark emphasis.)"""
     line = lines[i]
     lead = line.lead
-    if not last_level or not lead or lead == line.text or not line.text.startswith(lead) or _CAPTION.match(lead):
+    after = lines[i + 1] if i + 1 < len(lines) else None
+    # the paragraph's text laid out as a box of its own beside a wholly styled line: the line is the lead
+    text_beside = after is not None and after.page == line.page and abs(after.top - line.top) < 1.5 \
+        and 0 <= after.x0 - line.x1 <= 3 * max(line.size, 1.0) and not (after.lead or after.bold or after.italic)
+    if not last_level or not lead or (lead == line.text and not text_beside) or not line.text.startswith(lead) \
+            or _CAPTION.match(lead):
         return None
     prev = lines[i - 1] if i else None
     if prev is not None and prev.box == line.box and not prev.text.rstrip().endswith((".", "?", "!", ":")):
