@@ -1,8 +1,9 @@
 """Laid-out lines -> an Article: title, authors, year, abstract, sections to three levels with their
 paragraphs, lists, footnotes, captions and equations, and the references one per entry.
 
-The rules read what a typeset article shows: font size and boldness relative to the body text (the most
-common size), numbering ("2.1 Data", "IV. RESULTS", "A. Setup" under roman sections), the usual names of
+The rules read what a typeset article shows: font size, boldness and italics relative to the body text
+(the most common size), numbering ("2.1 Data", "IV. RESULTS", "A. Setup" under roman sections, and the
+sequence of "1.", "2." under those), the usual names of
 unnumbered sections, indentation and the gap at a paragraph's last line, and the page margins (running
 headers, footers and page numbers repeat there and are dropped). Each rule is a small function below.
 """
