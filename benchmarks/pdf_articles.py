@@ -4,9 +4,11 @@
 
 Prints one row per PDF (pages, title found, authors, year, sections and their levels, sentences,
 references, whether the XML validates against the shipped schema, CPU seconds) and the pages per CPU
-second over all of them. --libraries first times the layout libraries alone on the same files:
-pdfminer.six (characters, lines and boxes with font sizes; what the package uses) and pypdf's text
-extraction with its visitor (text runs with their matrix and font size, no lines or boxes), when installed.
+second over all of them. --libraries first times the layout libraries alone on the same files, each
+when installed: pdfminer.six (characters, lines and boxes with font sizes; what the package uses), pypdf's
+text extraction with its visitor (text runs with their matrix and font size, no lines or boxes),
+pdfplumber's words with font name and size (pdfminer.six underneath, its own word grouping, no boxes), and
+PyMuPDF's text dictionary (blocks, lines and spans with font, size and flags; AGPL, so measured only).
 """
 from __future__ import annotations
 
@@ -38,8 +40,27 @@ def pypdf_text(data: bytes) -> int:
     return len(reader.pages)
 
 
+def pdfplumber_words(data: bytes) -> int:
+    import pdfplumber
+
+    with pdfplumber.open(io.BytesIO(data)) as pdf:
+        for page in pdf.pages:
+            page.extract_words(extra_attrs=["fontname", "size"])
+        return len(pdf.pages)
+
+
+def pymupdf_dict(data: bytes) -> int:
+    import pymupdf
+
+    with pymupdf.open(stream=data, filetype="pdf") as pdf:
+        for page in pdf:
+            page.get_text("dict")
+        return pdf.page_count
+
+
 def compare_libraries(files) -> None:
-    for name, function in (("pdfminer.six", pdfminer_layout), ("pypdf", pypdf_text)):
+    for name, function in (("pdfminer.six", pdfminer_layout), ("pypdf", pypdf_text),
+                           ("pdfplumber", pdfplumber_words), ("PyMuPDF", pymupdf_dict)):
         try:
             function(files[0].read_bytes())
         except ImportError:
