@@ -3,6 +3,7 @@ edrew_scrapy.training.pdf_evaluate on hand-made structures, and `edrew evaluate 
 on an fpdf2 article whose truth is written from the constants it is made from (no LaTeX needed)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -97,6 +98,15 @@ def test_generator_truth_comes_from_the_source(layout):
         assert all("\\" not in s and "~" not in s for s in paragraph["sentences"])  # plain text, no LaTeX
     numbered = [s["number"] for s in truth["sections"] if s["level"] == 1 and s["number"]]
     assert numbered[0] == ("I" if layout in ("ieeetran", "revtex") else "1")
+
+
+def test_revtex_truth_lists_authors_as_grouped_addresses_print_them():
+    # REVTeX prints the authors of one affiliation together, under its first appearance
+    doc = dataclasses.replace(corpus.make_document(7, "revtex"), authors=["Ann One", "Bo Two", "Cy Three", "Di Four"],
+                              affiliations=["KTH Stockholm", "ETH Zurich", "University of Porto", "KTH Stockholm"])
+    assert corpus.truth(doc)["authors"] == ["Ann One", "Di Four", "Bo Two", "Cy Three"]
+    source_order = dataclasses.replace(doc, layout="article")
+    assert corpus.truth(source_order)["authors"] == ["Ann One", "Bo Two", "Cy Three", "Di Four"]
 
 
 def test_generator_sentences_hold_the_hard_cases():

@@ -316,6 +316,18 @@ def _number(layout: str, counters: List[int], level: int) -> Optional[str]:
     return ".".join(str(c) for c in counters[:level])
 
 
+def printed_authors(doc: Doc) -> List[str]:
+    """The authors in the order the page shows them: REVTeX (grouped addresses, the APS default) prints the
+    authors who share an affiliation together, under that affiliation's first appearance; the other
+    layouts print them in source order."""
+    if doc.layout != "revtex":
+        return list(doc.authors)
+    groups: Dict[str, List[str]] = {}
+    for author, affiliation in zip(doc.authors, doc.affiliations):
+        groups.setdefault(affiliation, []).append(author)
+    return [author for group in groups.values() for author in group]
+
+
 def truth(doc: Doc) -> dict:
     """The document's structure as its source sets it: what a parser should find."""
     sections, paragraphs, footnotes, captions, items = [], [], [], [], []
@@ -345,7 +357,7 @@ def truth(doc: Doc) -> dict:
         elif kind == "equation":
             equations += 1
     abstract = [{"text": " ".join(t.plain for t in p), "sentences": [t.plain for t in p]} for p in doc.abstract]
-    return {"name": doc.name, "layout": doc.layout, "title": doc.title, "authors": list(doc.authors),
+    return {"name": doc.name, "layout": doc.layout, "title": doc.title, "authors": printed_authors(doc),
             "abstract": abstract, "sections": sections, "paragraphs": paragraphs, "footnotes": footnotes,
             "captions": captions, "list_items": items, "equations": equations, "references": list(doc.references)}
 
