@@ -274,9 +274,10 @@ def main() -> int:
                     help="one more add-on crawl a round, named NAME, with these settings (e.g. "
                          "no-metadata:EDREW_METADATA=False); repeatable")
     ap.add_argument("--json", type=Path, default=None, help="write every reading to this file")
-    ap.add_argument("--baseline", type=Path, default=None, metavar="DIR",
+    ap.add_argument("--baseline", action="append", default=[], metavar="[NAME=]DIR",
                     help="also crawl with the add-on of another checkout (e.g. a `git worktree` of main), "
-                         "in the same rounds: the code before a change against the code after")
+                         "in the same rounds: the code before a change against the code after; repeatable "
+                         "(NAME names its crawls, default baseline)")
     args = ap.parse_args()
     variants = [None] if args.workers is None else [int(w) for w in args.workers.split(",")]
     per_domain = args.per_domain if args.per_domain is not None else (16 if args.delay_ms else None)
@@ -292,9 +293,9 @@ def main() -> int:
     extra = tuple(args.set)
     runs = [("plain", None, ROOT, ())] + [("add-on" if w is None else f"add-on w={w}", w, ROOT, extra)
                                           for w in variants]
-    if args.baseline:
-        runs += [("baseline" if w is None else f"baseline w={w}", w, args.baseline.resolve(), extra)
-                 for w in variants]
+    for baseline in args.baseline:
+        label, _, folder = baseline.partition("=") if "=" in baseline else ("baseline", "", baseline)
+        runs += [(label if w is None else f"{label} w={w}", w, Path(folder).resolve(), extra) for w in variants]
     for also in args.also:
         name, _, settings = also.partition(":")
         runs += [(name if w is None else f"{name} w={w}", w, ROOT, extra + tuple(settings.split(",")))
