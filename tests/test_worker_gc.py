@@ -1,11 +1,14 @@
-"""A worker process collects garbage between its batches, not during them (worker.init, worker.process)."""
+"""Garbage is collected between units of work, not during them: collector.py, a worker's batches (worker.init,
+worker.process)."""
 from __future__ import annotations
 
 import gc
+import json
 import subprocess
 import sys
 import weakref
 
+from edrew_scrapy import collector
 from edrew_scrapy.model.scorer import load_model
 from edrew_scrapy.scrapy import worker as workers
 
@@ -21,7 +24,8 @@ def _page(i: int):
 
 
 def test_a_batch_collects_the_cycles_left_before_it(monkeypatch):
-    monkeypatch.setattr(workers, "_state", {"scorer": load_model(cache_mb=4), "threshold": None, "gc_paused": True})
+    monkeypatch.setattr(workers, "_state", {"scorer": load_model(cache_mb=4), "threshold": None,
+                                                 "collector": collector.BetweenUnits()})
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -48,7 +52,39 @@ def test_process_leaves_the_collector_alone_outside_a_worker(monkeypatch):
 
 def test_init_turns_automatic_collections_off_in_the_worker():
     code = ("import gc; from edrew_scrapy.scrapy import worker as w; w.init(None, 'native', 1, None); "
-            "assert 'error' not in w._state, w._state; print(gc.isenabled(), w._state['gc_paused'])")
+            "assert 'error' not in w._state, w._state; print(gc.isenabled(), type(w._state['collector']).__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split() == ["False", "True"]
+    assert out.stdout.split() == ["False", "BetweenUnits"]
+
+
+def test_every_hundredth_unit_collects_everything(monkeypatch):
+    calls = []
+    monkeypatch.setattr(collector.gc, "collect", lambda generation=2: calls.append(generation))
+    between = collector.BetweenUnits()
+    for _ in range(2 * collector.FULL_EVERY):
+        between.collect()
+    assert calls.count(2) == 2 and calls.count(0) == 2 * collector.FULL_EVERY - 2
+    assert calls[collector.FULL_EVERY - 1] == 2
+
+
+def test_edrew_extract_collects_between_inputs_and_gives_the_collector_back(tmp_path, monkeypatch, capsys):
+    from _model_helpers import tiny_model
+
+    from edrew_scrapy.cli import main
+
+    model = tmp_path / "model"
+    tiny_model(model)
+    pages = []
+    for i in range(3):
+        pages.append(tmp_path / f"p{i}.html")
+        pages[-1].write_bytes(_page(i)[0])
+    seen = []
+    real = collector.BetweenUnits.collect
+    monkeypatch.setattr(collector.BetweenUnits, "collect", lambda self: (seen.append(gc.isenabled()), real(self)))
+    assert gc.isenabled()
+    assert main(["extract", *map(str, pages), "--model", str(model), "--threshold", "0", "--no-metadata"]) == 0
+    assert seen == [False, False, False]  # once before each input, automatic collections off meanwhile
+    assert gc.isenabled()
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["path"] for r in records] == list(map(str, pages)) and all(r["text"] for r in records)

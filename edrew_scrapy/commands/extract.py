@@ -44,15 +44,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..collector import BetweenUnits
     from ..escape import printable
-    from ..extract import extract
-    from ..metadata import Metadata, page_metadata
     from ..model.files import ModelError
     from ..model.scorer import load_model
-    from ..page import Page
     from ..pagetype import PageTypeError, default_classifier
-    from ..serializer import serialize
-    from ..sources import SourceError, is_html, read_input, type_from_name
 
     try:
         scorer = apply_region_share(load_model(args.model, backend=args.backend), args.region_share)
@@ -60,9 +56,22 @@ def run(args: argparse.Namespace) -> int:
     except (ModelError, PageTypeError) as exc:
         print(f"edrew extract: {printable(exc)}", file=sys.stderr)
         return 2
+    with BetweenUnits.around() as between:  # garbage collected between inputs (collector.py)
+        return _extract_all(args, scorer, classifier, between)
+
+
+def _extract_all(args: argparse.Namespace, scorer, classifier, between) -> int:
+    from ..escape import printable
+    from ..extract import extract
+    from ..metadata import Metadata, page_metadata
+    from ..page import Page
+    from ..serializer import serialize
+    from ..sources import SourceError, is_html, read_input, type_from_name
+
     out = sys.stdout
     failed = 0
     for source in args.inputs:
+        between.collect()
         try:
             data, content_type, url, redirects = read_input(source, timeout=args.timeout)
             said = content_type if content_type is not None else type_from_name(source)

@@ -8,7 +8,6 @@ and the `Extraction` (dataclasses of str, int, float, lists and dicts) or the er
 """
 from __future__ import annotations
 
-import gc
 import os
 import signal
 import threading
@@ -16,6 +15,8 @@ import time
 import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from ..collector import BetweenUnits
 
 # (body, declared encoding or None, url)
 PageInput = Tuple[bytes, Optional[str], str]
@@ -80,14 +81,9 @@ def init(model: Optional[str], backend: str, torch_threads: int, threshold: Opti
     except Exception as exc:  # noqa: BLE001 - reported to the crawl by ready() and process()
         _state["error"] = (type(exc).__name__, str(exc))
         return
-    # The model's objects live as long as the worker: keep them out of every later full collection.
-    gc.collect()
-    gc.freeze()
-    # No automatic collections: serialising, scoring and reading metadata allocate many objects, nearly
-    # all freed by their reference counts, and each collection their allocation triggered walked the
-    # batch's pages to find nothing. process() collects once per batch, before it starts.
-    gc.disable()
-    _state["gc_paused"] = True
+    # The model's objects live as long as the worker: frozen, out of every later collection; and garbage
+    # collected before each batch rather than during it (collector.py).
+    _state["collector"] = BetweenUnits.start()
 
 
 def _scorer():
@@ -122,16 +118,10 @@ def ready() -> dict:
 def process(batch: Sequence[PageInput]) -> List[Outcome]:
     """Serialise every page, then score those with nodes in one model call (page by page if that
     call raises, so one bad page costs only itself): what the crawl process does in its threads."""
-    if _state.get("gc_paused"):
-        # the last batch's results have been sent and freed: a collection now walks only what is left
-        _state["batches"] = batches = _state.get("batches", 0) + 1
-        gc.collect(2 if batches % _FULL_COLLECTION_EVERY == 0 else 0)
+    collector = _state.get("collector")
+    if collector is not None:  # the last batch's results have been sent and freed
+        collector.collect()
     return _process(batch)
-
-
-# A full collection walks every object the worker keeps (caches, the page-type classifier): rarely, about
-# as often as the collector's own thresholds (700 x 10 x 10 allocations) would run one.
-_FULL_COLLECTION_EVERY = 100
 
 
 def _process(batch: Sequence[PageInput]) -> List[Outcome]:
