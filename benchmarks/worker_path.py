@@ -9,7 +9,8 @@ pages) in this process, on one core, and times in CPU seconds each step of the p
 `Scorer.score` with its parts (the biLM over new reTPS, the text vectors, the shallow features, the head),
 the decision rules (`relevant_mask`), `page_metadata`, the pickling of the results (what the worker sends
 back) and the cyclic garbage collector. With --gc-ab each round also runs the worker with the collector's
-automatic runs left on (as before worker.init turned them off), interleaved, and prints the ratio.
+automatic runs left on (as before worker.init turned them off), interleaved, each run in a process of its
+own, and prints the ratio.
 The steps nest (score is part of extract); read shares and ratios, not absolute times, on a shared machine.
 """
 from __future__ import annotations
@@ -18,8 +19,10 @@ import argparse
 import functools
 import gc
 import importlib
+import json
 import pickle
 import statistics
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -81,10 +84,8 @@ def instrument() -> None:
 
 def run(pages: list, batch: int, metadata: bool, automatic_gc: bool) -> dict:
     """One fresh worker over `pages` (the first 3 batches warm it up): CPU ms a page by step."""
-    from edrew_scrapy import serializer
     from edrew_scrapy.scrapy import worker
 
-    serializer._SHARED.clear()  # each worker starts without the last one's token-group caches
     worker.init(None, "native", 1, None, 128.0, None, metadata)
     if "error" in worker._state:
         raise SystemExit(f"the worker could not start: {worker._state['error']}")
@@ -104,8 +105,6 @@ def run(pages: list, batch: int, metadata: bool, automatic_gc: bool) -> dict:
         _T["pickle the results"] += time.process_time() - t0
         del out  # as the pool does once the results are sent
     total = time.process_time() - t_all
-    gc.enable()
-    gc.unfreeze()
     n = len(timed)
     out = {k: 1000 * v / n for k, v in _T.items()}
     out["garbage collection"] = 1000 * _GC[0] / n
@@ -123,23 +122,29 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--gc-ab", action="store_true",
                     help="each round, also a worker with the collector's automatic runs on, order alternating")
+    ap.add_argument("--one", choices=["shipped", "automatic"], help=argparse.SUPPRESS)  # a run, in a child
     args = ap.parse_args()
     if not args.pages:
         ap.error("--pages is required (or EDREW_WCXB)")
-    one_core()
-    instrument()
-    pages = [data for _, data in spread_pages(Path(args.pages), args.limit + 3 * args.batch)]
-    variants = [("as shipped", False)] + ([("automatic gc", True)] if args.gc_ab else [])
+    if args.one:
+        one_core()
+        instrument()
+        pages = [data for _, data in spread_pages(Path(args.pages), args.limit + 3 * args.batch)]
+        print(json.dumps(run(pages, args.batch, not args.no_metadata, args.one == "automatic")))
+        return 0
+    variants = [("as shipped", "shipped")] + ([("automatic gc", "automatic")] if args.gc_ab else [])
     results: dict = {name: [] for name, _ in variants}
     for rnd in range(args.rounds):
         order = variants if rnd % 2 == 0 else variants[::-1]
-        for name, automatic in order:
-            r = run(pages, args.batch, not args.no_metadata, automatic)
+        for name, one in order:
+            # each run in a fresh process: nothing one leaves warm (caches, lazy imports) helps the next
+            cmd = [sys.executable, __file__, "--pages", str(args.pages), "--limit", str(args.limit),
+                   "--batch", str(args.batch), "--one", one] + ["--no-metadata"] * args.no_metadata
+            r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.splitlines()[-1])
             results[name].append(r)
             print(f"round {rnd + 1}, {name}: {r['worker path']:.1f} ms/page", flush=True)
-    n = len(pages) - 3 * args.batch
-    print(f"\n{n} pages, batches of {args.batch}, metadata {'off' if args.no_metadata else 'on'}; CPU ms a page, "
-          f"median of {args.rounds} round(s)")
+    print(f"\n{args.limit} pages, batches of {args.batch}, metadata {'off' if args.no_metadata else 'on'}; CPU ms a "
+          f"page, median of {args.rounds} round(s)")
     keys = ["worker path"] + [label for *_, label in _STEPS] + ["pickle the results", "garbage collection"]
     print(f"{'':<36}" + "".join(f"{name:>16}" for name, _ in variants))
     for k in keys:
