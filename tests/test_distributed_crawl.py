@@ -236,6 +236,53 @@ def test_sigkill_mid_crawl_loses_nothing_and_the_merged_feeds_hold_each_page_onc
           f"{result.duplicates} duplicates merged away")
 
 
+def test_a_raising_callbacks_page_item_is_written_before_its_lease_ends(redis_server, tmp_path):
+    """A callback that raises before any output: the add-on sends its page's item to the item pipelines
+    from process_spider_exception. The page's lease must wait for that item as for a yielded one. The
+    first process holds one such item in its pipelines (not yet in its feed) and is killed with SIGKILL
+    there: the lease is still held, expires, and a second process fetches the page again and exports it.
+    Acknowledged before the feed wrote the item (issue #38), the page was in no feed."""
+    n, hold = 6, "/a/3"
+    marker = tmp_path / "held"
+    feeds = [tmp_path / f"p{k}.jsonl" for k in range(2)]
+    logs = [tmp_path / f"p{k}.log" for k in range(2)]
+
+    def crawl(k, *extra):
+        return start_crawl(["runspider", str(FIXTURES / "raising_redis_spider.py"), "-o", str(feeds[k]),
+                            "-s", f"REDIS_URL={redis_server.url}", "-s", "EDREW_REDIS_LEASE_TIMEOUT=3",
+                            "-s", f"EDREW_REDIS_PROCESS=p{k}", *CRAWL_SETTINGS, *extra], logs[k], env())
+
+    pages = {"/"} | {f"/a/{i}" for i in range(n)}
+    redis = redis_server.client()
+    web = RecordingServer(site_routes(n)).__enter__()
+    procs = [crawl(0, "-s", f"HOLD_URL_SUFFIX={hold}", "-s", f"HOLD_MARKER={marker}")]
+    try:
+        wait_for(lambda: log_has(logs[0], OPENED), "the first spider to open", procs=procs)
+        redis.rpush("raising-redis:start_urls", web.url + "/")
+        # the held item is in the pipelines and every other page's item in the feed: nothing else is left
+        wait_for(lambda: marker.is_file() and set(page_counts(feed_lines(feeds[0]), web.url)) == pages - {hold}
+                 and not redis.zcard("raising-redis:requests"), "every page but the held one to be exported",
+                 procs=procs)
+        held = redis.zcard("raising-redis:requests:leases")
+        procs[0].send_signal(signal.SIGKILL)
+        procs[0].wait(timeout=30)
+        procs.append(crawl(1))
+        procs[1].wait(timeout=120)
+    finally:
+        stop(procs, signal.SIGKILL)
+        web.__exit__(None, None, None)
+    assert procs[1].returncode == 0, logs[1].read_text()[-3000:]
+    per_process = [page_counts(feed_lines(feed), web.url) for feed in feeds]
+    union = per_process[0] + per_process[1]
+    assert set(union) == pages, f"lost: {sorted(pages - set(union))}; leases held at the kill: {held}"
+    assert max(union.values()) == 1 and set(per_process[1]) == {hold}, per_process
+    assert held == 1  # the held page's lease waited for its item
+    assert log_has(logs[1], "Spider error processing") and "ValueError" in logs[1].read_text()
+    stats = {k.decode(): float(v) for k, v in redis.hgetall("raising-redis:edrew:stats").items()}
+    assert stats["redis/leases/requeued"] == 1, stats
+    assert redis.scard("raising-redis:edrew:exported") == len(pages)
+
+
 def test_the_one_command_demo(tmp_path):
     """scripts/redis-demo.sh: its own Redis and demo site, two crawl processes, the feeds merged."""
     root = Path(__file__).resolve().parent.parent

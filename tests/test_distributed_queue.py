@@ -271,6 +271,39 @@ def test_a_restarted_process_writes_an_item_to_its_feed_before_the_ack_marks_it_
                 slot.file.close()
 
 
+def test_the_items_of_a_callback_that_raised_hold_its_lease_until_they_are_out(redis_server, redis):
+    """The page items of a callback that raised before any output reach the item pipelines from the
+    EDREW middleware's process_spider_exception, announced by page_items_sent, not in the spider's
+    output: the lease waits for them as for yielded items (issue #38: it ended with the exception)."""
+    from scrapy import signals
+
+    from edrew_scrapy.distributed.scheduler import LeasingScheduler
+    from edrew_scrapy.distributed.spidermiddleware import LeaseSpiderMiddleware
+    from edrew_scrapy.scrapy.signals import page_items_sent
+
+    crawler = get_crawler(Spider, {"REDIS_URL": redis_server.url, "ADDONS": {RedisAddon: 510}})
+    spider = Spider.from_crawler(crawler)
+    crawler.spider = spider
+    scheduler = LeasingScheduler.from_crawler(crawler)
+    scheduler.open(spider)
+    try:
+        scheduler.enqueue_request(scrapy.Request("http://a/1"))
+        response = scrapy.http.HtmlResponse("http://a/1", body=b"<p>x</p>", request=scheduler.next_request())
+        items = [page("http://a/1"), {"own": 1}]
+        crawler.signals.send_catch_log(page_items_sent, items=items, response=response, spider=spider)
+        LeaseSpiderMiddleware.from_crawler(crawler).process_spider_exception(response, ValueError("boom"), spider)
+        assert scheduler.queue.counts().leased == 1  # both items still in the pipelines
+        crawler.signals.send_catch_log(signals.item_scraped, item=items[0], response=response, spider=spider)
+        assert scheduler.queue.counts().leased == 1
+        crawler.signals.send_catch_log(signals.item_dropped, item=items[1], response=response, spider=spider,
+                                       exception=ValueError("dropped"))
+        assert scheduler.queue.counts().drained
+        assert redis.smembers("s:edrew:exported") == {b"page\x1fhttp://a/1"}
+        assert crawler.stats.get_value("edrew/redis/leases/acked") == 1
+    finally:
+        scheduler.close("finished")
+
+
 # ------------------------------------------------------------------ merging the feeds
 
 def test_merge_keeps_each_page_once_every_own_record_and_skips_a_cut_line(tmp_path):

@@ -5,7 +5,8 @@ A lease is done when its request has been fully processed, so that nothing it le
 process dies right after the acknowledgement:
 
 * its response went through the spider and every spider middleware (LeaseSpiderMiddleware sees the
-  end of the output, or the exception), every item yielded for it has left the item pipelines
+  end of the output, or the exception), every item yielded for it, or sent to the item pipelines for it
+  outside the output (page_items_sent: the page items of a callback that raised), has left the pipelines
   (item_scraped, item_dropped or item_error; the book's handlers run after the FeedExporter's, so the
   feeds have written the item before the ack marks it exported) and every request yielded for it is
   in Redis (the scheduler says so after its push);
@@ -35,6 +36,7 @@ from scrapy import signals
 from scrapy.exceptions import DontCloseSpider
 
 from ..scrapy.resume import item_key, record_key
+from ..scrapy.signals import page_items_sent
 from ..scrapy.stats import PREFIX, EdrewStats
 from .queue import LEASE_META
 from .settings import RedisSettings
@@ -112,6 +114,7 @@ class LeaseBook:
         # The scheduler opens after every extension is built, so the feeds write an item before its ack.
         for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
             self.crawler.signals.connect(self.item_done, signal=signal)
+        self.crawler.signals.connect(self.items_sent, signal=page_items_sent)
         self.crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
         self.queue, self.server = queue, server
         queue.lease_ms = int(self.config.lease_timeout * 1000)
@@ -168,6 +171,14 @@ class LeaseBook:
 
     def item_yielded(self, lease: Lease) -> None:
         lease.items += 1
+
+    def items_sent(self, items, response, spider=None, **kwargs) -> None:
+        """Items sent to the item pipelines for a leased response outside the spider's output (the page
+        items of a callback that raised, sent before LeaseSpiderMiddleware sees the exception): the
+        lease waits for each of them as for a yielded one."""
+        lease = self.lease_of(response)
+        if lease is not None:
+            lease.items += len(items)
 
     def output_done(self, lease: Optional[Lease]) -> None:
         if lease is not None:

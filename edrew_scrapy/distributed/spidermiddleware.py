@@ -32,5 +32,8 @@ class LeaseSpiderMiddleware:
             self.book.output_done(lease)
 
     def process_spider_exception(self, response, exception, spider=None):
+        # Called after EdrewSpiderMiddleware's (nearer the spider), which has sent the page items of a
+        # callback that raised to the pipelines; page_items_sent had the book count them: the lease
+        # waits for them.
         self.book.output_done(self.book.lease_of(response))
         return None

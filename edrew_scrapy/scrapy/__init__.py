@@ -5,6 +5,7 @@ The public names load on first use, so that a worker process (worker.py) imports
     addon.py                 the add-on: wires the components below and the EDREW_ defaults
     downloadermiddleware.py  serialise each HTML response, and have it scored
     spidermiddleware.py      after the spider's output, the items of each scored page
+    signals.py               page_items_sent: a page's items sent to the pipelines outside that output
     scoring.py               the scoring service: the model, batching, the scoring thread
     processpool.py           with EDREW_WORKERS >= 1, the worker processes ...
     worker.py                ... and what runs inside each of them

@@ -24,6 +24,7 @@ from .items import NodeItem, PageContext, PageItem
 from .meta import EXTRACTION_KEY, ITEMS_SENT_KEY, META_KEY, PARSED_KEY
 from .scoring import ScoringService
 from .settings import EdrewSettings
+from .signals import page_items_sent
 from .stats import EdrewStats
 
 logger = logging.getLogger(__name__)
@@ -75,11 +76,18 @@ class EdrewSpiderMiddleware:
         pipelines from here. Returning them instead would end Scrapy's handling of the exception (no
         "Spider error" log, no spider_error signal, no spider_exceptions/ stats), so None is returned
         and the exception goes on as without the add-on. A generator that raised mid-way has already
-        sent them (process_spider_output); items_of sends a page's items once."""
-        items = self.items_of(response)
+        sent them (process_spider_output); items_of sends a page's items once.
+
+        page_items_sent goes out before the first item enters the pipelines: a component that waits for
+        a response's items (the Redis lease book) counts these too, before any of them can come out."""
         scraper = getattr(getattr(self.crawler, "engine", None), "scraper", None)
-        if not items or scraper is None:
+        if scraper is None:  # no engine to take them: the items stay unbuilt rather than counted and lost
             return None
+        items = self.items_of(response)
+        if not items:
+            return None
+        self.crawler.signals.send_catch_log(page_items_sent, items=items, response=response,
+                                            spider=getattr(self.crawler, "spider", None))
         for item in items:
             # start_itemproc_async (Scrapy >= 2.14) counts the item as in progress at once, so the
             # spider does not close before the pipelines have it
