@@ -329,3 +329,22 @@ def test_layer_counts_are_bounded_before_any_module_is_built(tmp_path, change, p
     edit_json(tmp_path / files.OPTIONS, change)
     rewrite_checksums(tmp_path)
     load_fails(tmp_path, rf"elmo_options\.json: {problem}")
+
+
+def test_the_shipped_default_names_every_training_set_and_trained_on_none_it_may_not():
+    """models/default's card: each set its head learnt from with licence and credit, none that may not train
+    a shipped model (dragnet, AGPL-3.0: evaluation only), and a command that runs from the repository."""
+    from edrew_scrapy.data.mix import KNOWN_DATASETS
+    from edrew_scrapy.model.scorer import DEFAULT_MODEL_DIR
+
+    card = files.read_card(DEFAULT_MODEL_DIR)
+    sets = card["training"]["datasets"]
+    assert {s["name"] for s in sets} == {"wcxb-dev", "fundus-news", "mozilla-readability"}
+    for s in sets:
+        known = KNOWN_DATASETS[s["name"]]
+        assert (s["licence"], s["credit"], s["may_train_a_shipped_model"]) == (known["licence"], known["credit"], True)
+        assert s["train"] > 0
+    assert KNOWN_DATASETS["dragnet"]["trains"] is False
+    assert "dragnet" not in card["training"]["command"]
+    assert [s["name"] for s in card["training"]["not_trained_on"]] == ["dragnet"]
+    assert "/work/" not in json.dumps(card) and "/tmp/" not in json.dumps(card)
