@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence
+from typing import Collection, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -22,10 +22,11 @@ from .page import Page
 from .tokens import retps_shape
 from .words import count_words
 
-__all__ = ["COMMENT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT", "MAIN_REGION_SHARE", "PAGE_BEST_SHARE",
-           "REASONS", "SCREEN_READER_CLASSES", "Decision", "comments_are_content", "explain",
-           "for_screen_readers_only", "in_comments", "in_customer_reviews", "in_form_control", "is_product_page",
-           "is_relevant", "layout_duplicates", "main_region", "relevant_mask", "settled"]
+__all__ = ["BYLINE_NODES", "BYLINE_WORDS", "CHROME_WORDS", "COMMENT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS",
+           "KEPT", "MAIN_REGION_SHARE", "OPTIONAL_RULES", "PAGE_BEST_SHARE", "REASONS", "SCREEN_READER_CLASSES",
+           "Decision", "bylines", "comments_are_content", "explain", "for_screen_readers_only", "in_byline",
+           "in_comments", "in_customer_reviews", "in_form_control", "in_page_chrome", "is_product_page",
+           "is_relevant", "layout_duplicates", "main_region", "reader_comment_nodes", "relevant_mask", "settled"]
 
 
 def is_relevant(node, score: float, threshold: float) -> bool:
@@ -125,6 +126,64 @@ def comments_are_content(page: Page, nodes: Sequence, keep: Sequence[bool], comm
     return _word_share(nodes, keep, comments) >= 0.5
 
 
+# Class, id or custom-tag words of the markup that holds an article's byline and dateline: the author markup
+# metadata.py reads bylines from (an author or byline class, itemprop=author, rel=author) and the date
+# markup htmldate reads (<time>, itemprop=datePublished, date and timestamp classes). Whole words of a
+# class ("post-date", "entry-meta"; not "candidate", "update").
+_BYLINE_TOKEN = re.compile(r"(?:^|[-_])(?:by-?line|authors?|author-?name|dateline|date|dates|pubdate|timestamp|"
+                           r"published|posted-?on|publish-?date|entry-?meta|post-?meta|article-?meta|"
+                           r"meta-?info)(?:[-_]|$)")
+_BYLINE_PROPS = frozenset({"author", "creator", "datepublished", "datemodified", "datecreated", "dateline"})
+# A byline or dateline is a line ("By Ann Smith, Staff writer | Updated 5:09 PM, Jan 1, 2024"), not a
+# paragraph: an author's biography under the same classes is left to the model.
+BYLINE_WORDS = 12
+# More marked nodes than this on a page are a thread's or a listing's, one per post or teaser, not one
+# article's byline: left alone.
+BYLINE_NODES = 6
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+
+
+def _own_and_near_classes(node) -> List[str]:
+    """The node's own class and id words and the class tokens of its reTPS (its nearest ancestors), lower-case."""
+    attrs = node.attrs or {}
+    own = f"{attrs.get('id') or ''} {attrs.get('class') or ''}".lower().split()
+    return own + [t for t in node.tokens if "|" not in t and not t.startswith("<#")]
+
+
+def in_byline(node) -> bool:
+    """The node is a short line (at most BYLINE_WORDS words, not a heading) in byline or dateline markup:
+    a <time>, an author or date itemprop or rel=author of its own, or a class of its own or on its reTPS
+    that names a byline, an author, a date or an entry's meta line (_BYLINE_TOKEN). A comment's author and
+    date are the comment's (in_comments): left to the reader-comment rule."""
+    if node.tag in _HEADINGS or count_words(node.content) > BYLINE_WORDS or in_comments(node):
+        return False
+    if node.tag == "time":
+        return True
+    attrs = node.attrs or {}
+    if (attrs.get("itemprop") or "").lower() in _BYLINE_PROPS or "author" in (attrs.get("rel") or "").lower():
+        return True
+    return any(_BYLINE_TOKEN.search(t) for t in _own_and_near_classes(node))
+
+
+# Class words of the chrome around an article that is not its text: share and print bars ("share-bar",
+# "social", AddThis, Shariff, "article-tools", "actionbar") and a photo gallery's controls ("gallery",
+# "slideshow", "lightbox", PhotoSwipe's "pswp", "carousel": "Image 1 of 4", "Close", "Next").
+_CHROME_TOKEN = re.compile(r"(?:^|[-_])(?:share|shares|sharing|sharebar|social|socials|addthis|sharethis|shariff|"
+                           r"print|tools|toolbar|actionbar|gallery|slideshow|lightbox|pswp|carousel|"
+                           r"slider|swiper)(?:[-_]|$)")
+_NOT_CHROME = re.compile(r"share-?price")  # a stock's price on a finance page
+# Chrome is a button or a counter: a caption of five words or more under a gallery class is left to the model.
+CHROME_WORDS = 4
+
+
+def in_page_chrome(node) -> bool:
+    """The node is a short text (at most CHROME_WORDS words, not a heading) under share, print or
+    photo-gallery markup (_CHROME_TOKEN on its own classes or its reTPS)."""
+    if node.tag in _HEADINGS or count_words(node.content) > CHROME_WORDS:
+        return False
+    return any(_CHROME_TOKEN.search(t) and not _NOT_CHROME.search(t) for t in _own_and_near_classes(node))
+
+
 # Utility classes that hide text from the eye and keep it for screen readers (Bootstrap 3 and 5, WordPress,
 # Drupal, Amazon, Korean sites' "blind"; and, taken from the design systems' own documentation rather
 # than from the data, Stack Exchange's Stacks, Foundation, the US and UK government systems, Angular CDK,
@@ -203,7 +262,7 @@ FALLBACK_SHARE = PAGE_BEST_SHARE
 
 
 def relevant_mask(page: Page, scores: Sequence[float], threshold: float, region_share: Optional[float] = None,
-                  best_share: Optional[float] = PAGE_BEST_SHARE) -> List[bool]:
+                  best_share: Optional[float] = PAGE_BEST_SHARE, off: Collection[str] = ()) -> List[bool]:
     """Which nodes of a page are relevant content.
 
     `is_relevant` per node; then, for a main-content model (`region_share` given): the threshold capped at
@@ -211,16 +270,17 @@ def relevant_mask(page: Page, scores: Sequence[float], threshold: float, region_
     every kind of page; None or 0 turns the cap off, as extract() does for a threshold the caller gives), no
     `settled` node, no customer reviews on a declared product page, no reader comments where they are not the
     page's content and the page declares no product or collection (`in_comments`, `comments_are_content`),
+    no byline or dateline (`bylines`) and no share, print or gallery chrome (`in_page_chrome`),
     only the nodes of the page's main region (`main_region`) and each text once where the page repeats it in
     another layout (`layout_duplicates`). Attribute models keep nothing when nothing qualifies: a page need
-    not hold the attribute. Why each rule, with its measurements: docs/method-choices.md, "Decision rules
-    after scoring".
+    not hold the attribute. `off` names OPTIONAL_RULES left out (ablations: `edrew evaluate --rules-off`).
+    Why each rule, with its measurements: docs/method-choices.md, "Decision rules after scoring".
     """
     if region_share is not None and best_share:
         best = _best_unsettled(page.nodes, scores)
         if best > 0.0:
             threshold = min(threshold, best_share * best)
-    return _decide(page, scores, threshold, region_share)
+    return _decide(page, scores, threshold, region_share, _check_off(off))
 
 
 def _best_unsettled(nodes: Sequence, scores: Sequence[float]) -> float:
@@ -236,7 +296,8 @@ def _best_unsettled(nodes: Sequence, scores: Sequence[float]) -> float:
     return 0.0
 
 
-def _decide(page: Page, scores: Sequence[float], threshold: float, region_share: Optional[float]) -> List[bool]:
+def _decide(page: Page, scores: Sequence[float], threshold: float, region_share: Optional[float],
+            off: Collection[str] = ()) -> List[bool]:
     """relevant_mask at one threshold, without the page's best score."""
     nodes = page.nodes
     keep = [is_relevant(n, s, threshold) for n, s in zip(nodes, scores)]
@@ -246,9 +307,8 @@ def _decide(page: Page, scores: Sequence[float], threshold: float, region_share:
     keep = [k and not settled(n) for n, k in zip(nodes, keep)]
     if is_product_page(page):
         keep = [k and not in_customer_reviews(n) for n, k in zip(nodes, keep)]
-    comments = _reader_comments(page, keep)
-    if comments is not None:
-        keep = [k and not c for k, c in zip(keep, comments)]
+    for _reason, drop in _article_rules(page, keep, off):
+        keep = [k and not d for k, d in zip(keep, drop)]
     region = main_region(nodes, keep, region_share)
     if region is not None:
         region = _holding_best(region, nodes, scores, keep)
@@ -280,6 +340,71 @@ def _reader_comments(page: Page, keep: Sequence[bool]) -> Optional[List[bool]]:
     if not any(comments) or comments_are_content(page, page.nodes, keep, comments):
         return None
     return comments
+
+
+# The rules that relevant_mask(off=...) and explain(off=...) can leave out, by the reason they give.
+OPTIONAL_RULES = ("reader-comments", "byline", "page-chrome")
+
+
+def _check_off(off: Collection[str]) -> frozenset:
+    off = frozenset(off or ())
+    unknown = off - set(OPTIONAL_RULES)
+    if unknown:
+        raise ValueError(f"unknown rule(s) {', '.join(sorted(unknown))}; choose from {', '.join(OPTIONAL_RULES)}")
+    return off
+
+
+def bylines(page: Page, keep: Sequence[bool]) -> Optional[List[bool]]:
+    """Which kept nodes are the article's byline or dateline (in_byline), or None when there are none, when
+    there are more than BYLINE_NODES (a thread's or a listing's authors and dates) or the page declares a
+    discussion, a product or a collection (a post's author, a product's brand)."""
+    product, _article, discussion, collection = declared_kinds(page.declared)
+    if product or discussion or collection:
+        return None
+    marked = [k and in_byline(n) for n, k in zip(page.nodes, keep)]
+    if not any(marked) or sum(marked) > BYLINE_NODES:
+        return None
+    return marked
+
+
+def _article_rules(page: Page, keep: Sequence[bool], off: Collection[str]):
+    """(reason, nodes to drop) of the rules against an article's surroundings, in order, each on what the
+    one before left kept: reader comments, bylines, share and gallery chrome."""
+    keep = list(keep)
+    for reason in OPTIONAL_RULES:
+        if reason in off:
+            continue
+        if reason == "reader-comments":
+            drop = _reader_comments(page, keep)
+        elif reason == "byline":
+            drop = bylines(page, keep)
+        else:
+            drop = [k and in_page_chrome(n) for n, k in zip(page.nodes, keep)]
+        if drop is not None and any(drop):
+            keep = [k and not d for k, d in zip(keep, drop)]
+            yield reason, drop
+
+
+def reader_comment_nodes(page: Page, decision: "Decision") -> List[bool]:
+    """The page's reader comments, given apart from its text (an item's `comments`): every node in a
+    reader-comment section (in_comments) that no markup rule settles, whatever its score (the model learnt
+    to score comments low), on a page where the reader-comment rule applies: none where they are the
+    page's content (then they are in its text), where the page declares a product or a collection, or where
+    `decision` (explain's, for a main-content model) left the rule off."""
+    nodes = page.nodes
+    if decision.region_share is None or "reader-comments" in decision.off:
+        return [False] * len(nodes)
+    product, _article, discussion, collection = declared_kinds(page.declared)
+    if product or collection or discussion:
+        return [False] * len(nodes)
+    candidates = [r not in _SETTLED_REASONS and in_comments(n) for n, r in zip(nodes, decision.reasons)]
+    if not any(candidates):
+        return candidates
+    # the share of comment words among the nodes that passed the threshold, as _reader_comments measures it
+    passed = [r not in _SETTLED_REASONS and r != "below-threshold" for r in decision.reasons]
+    if any(c and p for c, p in zip(candidates, passed)) and comments_are_content(page, nodes, passed, candidates):
+        return [False] * len(nodes)
+    return candidates
 
 
 def _holding_best(region: str, nodes: Sequence, scores: Sequence[float], keep: Sequence[bool]) -> str:
@@ -319,16 +444,23 @@ REASONS = {
     "below-threshold": "dropped: scores below the page's threshold",
     "customer-reviews": "dropped: customer reviews on a page that declares a product",
     "reader-comments": "dropped: a reader-comment section on a page whose content it is not",
+    "byline": "dropped: an article's byline or dateline (the item's author and date fields hold them)",
+    "page-chrome": "dropped: a share, print or photo-gallery control",
     "outside-main-region": "dropped: outside the page's main region",
     "layout-duplicate": "dropped: repeats a kept text in another layout",
 }
+
+
+# explain's reasons for nodes that markup settles whatever their score (`settled`)
+_SETTLED_REASONS = frozenset({"boilerplate", "form-control", "screen-reader-only"})
 
 
 @dataclass(frozen=True)
 class Decision:
     """What relevant_mask decided on one page, and why: `reasons[i]` is KEPT or the rule (a key of REASONS)
     that dropped node i; `threshold` is the one applied on this page (`given` capped at the page's best
-    score when `capped`); `region` is the main region's path (None: step off or nothing kept)."""
+    score when `capped`); `region` is the main region's path (None: step off or nothing kept); `off` the
+    OPTIONAL_RULES left out."""
 
     threshold: float
     given: float
@@ -336,6 +468,7 @@ class Decision:
     region: Optional[str]
     region_share: Optional[float]
     reasons: List[str]
+    off: frozenset = frozenset()  # the OPTIONAL_RULES left out
 
     @property
     def kept(self) -> List[bool]:
@@ -343,7 +476,7 @@ class Decision:
 
 
 def explain(page: Page, scores: Sequence[float], threshold: float, region_share: Optional[float] = None,
-            best_share: Optional[float] = PAGE_BEST_SHARE) -> Decision:
+            best_share: Optional[float] = PAGE_BEST_SHARE, off: Collection[str] = ()) -> Decision:
     """relevant_mask's decision with the rule that decided each node, for reports (`edrew inspect`).
 
     The same rules in the same order as relevant_mask and _decide, so `explain(...).kept` equals
@@ -351,6 +484,7 @@ def explain(page: Page, scores: Sequence[float], threshold: float, region_share:
     first: boilerplate markup, form control and screen-reader text before the threshold, since a main-content
     model leaves those nodes unscored (score_pages).
     """
+    off = _check_off(off)
     given = float(threshold)
     cut = given
     if region_share is not None and best_share:
@@ -375,9 +509,8 @@ def explain(page: Page, scores: Sequence[float], threshold: float, region_share:
         if is_product_page(page):
             reasons = [("customer-reviews" if r == KEPT and in_customer_reviews(n) else r)
                        for n, r in zip(nodes, reasons)]
-        comments = _reader_comments(page, [r == KEPT for r in reasons])
-        if comments is not None:
-            reasons = ["reader-comments" if c else r for r, c in zip(reasons, comments)]
+        for reason, drop in _article_rules(page, [r == KEPT for r in reasons], off):
+            reasons = [reason if d else r for r, d in zip(reasons, drop)]
         keep = [r == KEPT for r in reasons]
         region = main_region(nodes, keep, region_share)
         if region is not None:
@@ -388,4 +521,4 @@ def explain(page: Page, scores: Sequence[float], threshold: float, region_share:
         duplicates = layout_duplicates(nodes, [r == KEPT for r in reasons])
         reasons = ["layout-duplicate" if d else r for r, d in zip(reasons, duplicates)]
     return Decision(threshold=cut, given=given, capped=cut < given, region=region, region_share=region_share,
-                    reasons=reasons)
+                    reasons=reasons, off=off)
