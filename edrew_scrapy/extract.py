@@ -16,6 +16,7 @@ from .rules import (
     MAIN_REGION_SHARE,
     PAGE_BEST_SHARE,
     SCREEN_READER_CLASSES,
+    explain,
     for_screen_readers_only,
     in_customer_reviews,
     in_form_control,
@@ -23,6 +24,7 @@ from .rules import (
     is_relevant,
     layout_duplicates,
     main_region,
+    reader_comment_nodes,
     relevant_mask,
     settled,
 )
@@ -62,7 +64,9 @@ class ExtractedNode:
 
 @dataclass
 class Extraction:
-    """The relevant nodes of one page in document order; `text` is their contents joined by newlines."""
+    """The relevant nodes of one page in document order; `text` is their contents joined by newlines.
+    `comments` are the page's reader comments, kept out of `text` (rules.reader_comment_nodes), in document
+    order; `comments_text` joins them as `text` joins the nodes."""
 
     url: Optional[str]
     title: str
@@ -76,6 +80,11 @@ class Extraction:
     rule: Optional[Tuple[float, Optional[float], Optional[float]]] = field(default=None, compare=False,
                                                                             repr=False)
     metadata: Optional[Any] = None  # a metadata.Metadata, where the caller reads it (metadata.page_metadata)
+    comments: List[ExtractedNode] = field(default_factory=list)
+
+    @property
+    def comments_text(self) -> str:
+        return "\n".join(n.content for n in self.comments)
 
 
 @functools.lru_cache(maxsize=1)
@@ -99,11 +108,11 @@ def _as_page(item: PageInput) -> Page:
 
 
 def extract(pages_or_html: Union[PageInput, Sequence[PageInput]], scorer=None,
-            threshold: Optional[float] = None) -> List[Extraction]:
+            threshold: Optional[float] = None, rules_off: Sequence[str] = ()) -> List[Extraction]:
     """One Extraction per input, in input order. Nodes with P(relevant) >= threshold are kept: the model's
     own threshold, which a main-content model caps on each page at PAGE_BEST_SHARE of the page's best score
     (relevant_mask), or the `threshold` given, as given on every page. A single Page or HTML string counts
-    as a list of one."""
+    as a list of one. `rules_off` names rules.OPTIONAL_RULES to leave out (ablations)."""
     if isinstance(pages_or_html, (Page, str, bytes, bytearray)):
         pages_or_html = [pages_or_html]
     elif not isinstance(pages_or_html, Iterable):
@@ -126,12 +135,17 @@ def extract(pages_or_html: Union[PageInput, Sequence[PageInput]], scorer=None,
             continue
         probs = next(scores)
         region_share = getattr(scorer, "region_share", None)
-        mask = relevant_mask(page, probs, cut, region_share, best_share)
-        kept = [ExtractedNode(content=n.content, score=round(float(s), 6), path=n.path, images=list(n.images),
-                              index=n.index)
-                for n, s, k in zip(page.nodes, probs, mask) if k]
+        decision = explain(page, probs, cut, region_share, best_share, off=rules_off)
+        kept = _extracted(page, probs, decision.kept)
+        comments = _extracted(page, probs, reader_comment_nodes(page, decision))
         images = list(dict.fromkeys(img for n in kept for img in n.images))
         results.append(Extraction(url=page.url, title=page.title, text="\n".join(n.content for n in kept),
                                   nodes=kept, images=images, scores=probs,
-                                  rule=(float(cut), region_share, best_share)))
+                                  rule=(float(cut), region_share, best_share), comments=comments))
     return results
+
+
+def _extracted(page: Page, probs, mask: Sequence[bool]) -> List[ExtractedNode]:
+    return [ExtractedNode(content=n.content, score=round(float(s), 6), path=n.path, images=list(n.images),
+                          index=n.index)
+            for n, s, k in zip(page.nodes, probs, mask) if k]

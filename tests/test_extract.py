@@ -77,6 +77,7 @@ def test_cli_jsonl_contract_and_errors(model_dir, tmp_path, capsys):
     assert [r["path"] for r in out] == [str(good), str(tmp_path / "missing.html"), str(good)]
     assert "error" in out[1] and "text" not in out[1]
     first = out[0]
+    assert first["comments"] == ""  # a page without reader comments
     assert first["text"] == "\n".join(n["content"] for n in first["nodes"])
     assert {"content", "score", "path"} <= set(first["nodes"][0])
 

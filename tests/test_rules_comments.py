@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from edrew_scrapy.rules import comments_are_content, explain, in_comments, relevant_mask
+from edrew_scrapy.rules import comments_are_content, explain, in_comments, reader_comment_nodes, relevant_mask
 from edrew_scrapy.serializer import serialize
 
 STORY = ("<p>The council voted on Tuesday to rebuild the old bridge over the river by next spring.</p>"
@@ -85,3 +85,55 @@ def test_a_declared_product_or_collection_keeps_its_comment_classes():
     for kind in ("product", "product.group"):
         _page, _scores, kept = _kept(ARTICLE.format(head=f'<meta property="og:type" content="{kind}">'))
         assert "About time, the old bridge has been shaking for years when the lorries cross it." in kept
+
+
+def _comment_nodes(html, comment_score=0.9):
+    page = serialize(html)
+    scores = np.array([comment_score if in_comments(n) else 0.9 for n in page.nodes], dtype=np.float32)
+    decision = explain(page, scores, 0.5, region_share=0.7)
+    return [n.content for n, c in zip(page.nodes, reader_comment_nodes(page, decision)) if c]
+
+
+def test_comments_are_given_apart_whatever_their_score():
+    for score in (0.9, 0.1):  # the model learnt to score comments low: they are given apart all the same
+        comments = _comment_nodes(ARTICLE.format(head=NEWS_ARTICLE), score)
+        assert comments == ["34 responses to Council rebuilds the bridge", "river_fan",
+                            "About time, the old bridge has been shaking for years when the lorries cross it.", "Anne",
+                            "Who pays for the buses while the works go on, the region or the town itself?"]
+
+
+def test_no_comments_apart_where_they_are_the_content():
+    # a forum's replies are its text; a product's or a declared thread's comment classes are left alone
+    assert _comment_nodes(FORUM.format(head="")) == []
+    assert _comment_nodes(ARTICLE.format(head=FORUM_POSTING)) == []
+    assert _comment_nodes(ARTICLE.format(head='<meta property="og:type" content="product">')) == []
+    # nor for an attribute model, nor with the rule left out
+    page = serialize(ARTICLE.format(head=""))
+    scores = np.full(len(page.nodes), 0.9, dtype=np.float32)
+    assert not any(reader_comment_nodes(page, explain(page, scores, 0.5)))
+    assert not any(reader_comment_nodes(page, explain(page, scores, 0.5, 0.7, off=("reader-comments",))))
+
+
+def test_extract_gives_comments_apart_with_the_shipped_model():
+    from edrew_scrapy.extract import extract
+
+    [result] = extract(ARTICLE.format(head=NEWS_ARTICLE))
+    assert "Who pays for the buses while the works go on, the region or the town itself?" in result.comments_text
+    assert "Who pays for the buses" not in result.text and "river_fan" not in result.text
+    assert "Work starts in March and the road stays open to buses and bicycles during the works." in result.text
+    assert [n.index for n in result.comments] == sorted(n.index for n in result.comments)
+    [plain] = extract(ARTICLE.format(head=NEWS_ARTICLE), rules_off=("reader-comments",))
+    assert plain.comments == []
+
+
+def test_cli_extract_writes_the_comments_apart(tmp_path, capsys):
+    import json
+
+    from edrew_scrapy.cli import main
+
+    page = tmp_path / "bridge.html"
+    page.write_text(ARTICLE.format(head=NEWS_ARTICLE), encoding="utf-8")
+    assert main(["extract", str(page), "--no-metadata"]) == 0
+    [record] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert "Who pays for the buses while the works go on" in record["comments"]
+    assert "Who pays for the buses" not in record["text"] and "Work starts in March" in record["text"]

@@ -2,7 +2,8 @@
 
 jsonl (a contract): one object per input, in input order, with `path` (the input as given), `url`,
 `title` (the raw <title>), `text` (relevant node contents in document order joined by "\\n"), `nodes`
-(list of {content, score, path, images}) and the page's metadata (docs/metadata.md): `headline`, `author`
+(list of {content, score, path, images}), `comments` (the page's reader comments, kept out of `text`:
+docs/architecture.md, "Reader comments"; "" where there are none) and the page's metadata (docs/metadata.md): `headline`, `author`
 (a list), `date_published`, `date_modified`, `language`, `site_name`, `description`, `page_type`,
 `page_type_probability` (null, or [] for `author`, where the page gives none, and for every page with
 --no-metadata); a page with nothing to score also has `skipped` (why: empty, binary, no-text, not-html)
@@ -96,7 +97,8 @@ def _extract_all(args: argparse.Namespace, scorer, classifier, between) -> int:
         if args.format == "jsonl":
             record = {"path": source, "url": result.url, "title": result.title, "text": result.text,
                       "nodes": [{"content": n.content, "score": n.score, "path": n.path, "images": n.images}
-                                for n in result.nodes]}
+                                for n in result.nodes],
+                      "comments": result.comments_text}
             record.update((result.metadata or Metadata()).fields())
             if result.skipped:
                 record["skipped"] = result.skipped
