@@ -87,8 +87,8 @@ def test_csv_feed(page_crawl):
     out, _ = page_crawl
     with open(out / "items.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert set(rows[0]) == {"url", "title", "text", "nodes", "images", "headline", "author", "date_published",
-                            "date_modified", "language", "site_name", "description", "page_type",
+    assert set(rows[0]) == {"url", "title", "text", "nodes", "images", "comments", "headline", "author",
+                            "date_published", "date_modified", "language", "site_name", "description", "page_type",
                             "page_type_probability"}
     check_page_items(rows, "csv")
 

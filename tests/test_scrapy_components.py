@@ -86,6 +86,7 @@ def test_disabled_components_raise_not_configured():
     ("EDREW_BUILDER", "nosuchmodule.builder",
      "EDREW_BUILDER 'nosuchmodule.builder' cannot be loaded: ModuleNotFoundError"),
     ("EDREW_BUILDER", "json.nosuchname", "EDREW_BUILDER 'json.nosuchname' cannot be loaded: NameError"),
+    ("EDREW_COMMENTS", "inline", "EDREW_COMMENTS must be one of field, text, none, not 'inline'"),
 ])
 def test_wrong_settings_fail_at_start(name, value, message, caplog):
     with pytest.raises(ValueError, match=re.escape(message)):
@@ -121,6 +122,8 @@ def test_settings_defaults_and_builder_path():
     assert conf.region_share is None  # the model card's
     assert conf.metadata is True and DEFAULTS["EDREW_METADATA"] is True
     assert EdrewSettings.from_settings(Settings({"EDREW_METADATA": "False"})).metadata is False
+    assert conf.comments == "field"
+    assert EdrewSettings.from_settings(Settings({"EDREW_COMMENTS": "TEXT"})).comments == "text"
 
 
 def test_region_share_setting_reaches_the_in_process_scorer():

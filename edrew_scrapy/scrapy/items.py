@@ -18,6 +18,8 @@ class PageItem:
     text: str                       # the relevant contents in document order, one per line
     nodes: List[Dict[str, Any]] = field(default_factory=list)  # [{content, score, path}]
     images: List[str] = field(default_factory=list)            # images inside relevant nodes
+    # the page's reader comments, one node per line, kept out of `text` (EDREW_COMMENTS); "" where none
+    comments: str = ""
     # EDREW_METADATA (edrew_scrapy/metadata.py, docs/metadata.md); None where the page gives none
     headline: Optional[str] = None                             # the title without " | Site name"
     author: List[str] = field(default_factory=list)

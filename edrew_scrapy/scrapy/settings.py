@@ -34,6 +34,7 @@ DEFAULTS = {
     "EDREW_WORKER_TIMEOUT": 300,    # seconds a worker may take for one batch before it is taken for hung; 0: no limit
     "EDREW_RESUME": True,           # with JOBDIR: restart after an unclean stop; no page twice in a feed
     "EDREW_METADATA": True,         # headline, author, dates, language, site, description, page type in items
+    "EDREW_COMMENTS": "field",      # reader comments: field (the item's `comments`) | text (in `text` too) | none
     "EDREW_CACHE_MB": 128,          # the scorer's caches, per process that scores; 0: bounded by entries only
     "EDREW_PIPELINE_FIELDS": ["html"],  # EdrewPipeline: the item fields that hold a page's HTML
     "EDREW_PIPELINE_REPLACE": True,     # EdrewPipeline: replace them; False: add <field>_relevant beside
@@ -43,6 +44,7 @@ DEFAULTS = {
 }
 
 ITEM_MODES = ("page", "node")
+COMMENT_MODES = ("field", "text", "none")
 BACKENDS = ("native", "allennlp")
 
 
@@ -63,6 +65,7 @@ class EdrewSettings:
     region_share: Optional[float] = None  # None: the model card's; 0.0: no main-region step
     worker_timeout: Optional[float] = 300.0  # None: a worker may take as long as it takes
     metadata: bool = True  # EDREW_METADATA: page metadata (edrew_scrapy/metadata.py) where the page is scored
+    comments: str = "field"  # EDREW_COMMENTS: where a page's reader comments go (COMMENT_MODES)
 
     @classmethod
     def from_settings(cls, settings) -> "EdrewSettings":
@@ -85,6 +88,9 @@ class EdrewSettings:
         items = str(settings.get("EDREW_ITEMS") or DEFAULTS["EDREW_ITEMS"]).lower()
         if items not in ITEM_MODES:
             raise ValueError(f"EDREW_ITEMS must be one of {', '.join(ITEM_MODES)}, not {items!r}")
+        comments = str(settings.get("EDREW_COMMENTS") or DEFAULTS["EDREW_COMMENTS"]).lower()
+        if comments not in COMMENT_MODES:
+            raise ValueError(f"EDREW_COMMENTS must be one of {', '.join(COMMENT_MODES)}, not {comments!r}")
         backend = str(settings.get("EDREW_BACKEND") or DEFAULTS["EDREW_BACKEND"]).lower()
         if backend not in BACKENDS:
             raise ValueError(f"EDREW_BACKEND must be one of {', '.join(BACKENDS)}, not {backend!r}")
@@ -120,6 +126,7 @@ class EdrewSettings:
                                                                           DEFAULTS["EDREW_WORKER_TIMEOUT"]),
                                   "a number of seconds"),
             metadata=settings.getbool("EDREW_METADATA", DEFAULTS["EDREW_METADATA"]),
+            comments=comments,
         )
 
 

@@ -124,15 +124,21 @@ class EdrewSpiderMiddleware:
             return []
         metadata = getattr(extraction, "metadata", None)
         fields = metadata.fields() if metadata is not None else {}
+        nodes, images = extraction.nodes, list(extraction.images)
+        comments = list(getattr(extraction, "comments", None) or ())
+        if self.conf.comments == "text" and comments:  # as trafilatura's include_comments: in the text, in order
+            nodes, comments = sorted([*nodes, *comments], key=lambda n: n.index), []
+            images = list(dict.fromkeys(img for n in nodes for img in n.images))
+        elif self.conf.comments == "none":
+            comments = []
         if self.conf.items == "node":
             return [NodeItem(url=url, title=title, content=n.content, score=round(float(n.score), 4),
                              path=n.path, index=n.index, images=list(n.images), page_type=fields.get("page_type"))
-                    for n in extraction.nodes]
+                    for n in nodes]
         return [PageItem(
-            url=url, title=title, text="\n".join(n.content for n in extraction.nodes),
-            nodes=[{"content": n.content, "score": round(float(n.score), 4), "path": n.path}
-                   for n in extraction.nodes],
-            images=list(extraction.images), **fields,
+            url=url, title=title, text="\n".join(n.content for n in nodes),
+            nodes=[{"content": n.content, "score": round(float(n.score), 4), "path": n.path} for n in nodes],
+            images=images, comments="\n".join(n.content for n in comments), **fields,
         )]
 
 
