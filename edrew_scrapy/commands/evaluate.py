@@ -26,6 +26,7 @@ from typing import List, Sequence, Tuple
 
 from ..data.splits import GROUP_KEYS
 from ..escape import printable
+from ..rules import OPTIONAL_RULES
 from .options import (
     DATASET_HELP,
     DATASET_KINDS,
@@ -110,6 +111,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="drop: compare without the headline where a reference starts with it (dragnet's "
                              "do; WCXB's, fundus's and Readability's leave it out): the first of a reference's "
                              "first three lines whose words lie 80%% in the page's <title> (default: keep)")
+    parser.add_argument("--reference-field", default=None, metavar="FIELD",
+                        help="simple format: compare with this field of each label record instead of main_content "
+                             "(dragnet's 'comments' against --comments; a page without it: an empty reference)")
     parser.add_argument("--folds", type=int_at_least(2), default=5, help="folds for --split kfold")
     parser.add_argument("--group-by", choices=GROUP_KEYS, default="domain",
                         help="split key for --split kfold and cross-site: the registrable domain of the "
@@ -133,6 +137,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true")
     # edrew train's experimental options, for --train-model (docs/evaluation.md); the defaults are the shipped recipe.
     experimental = parser.add_argument_group("experimental (ablations, not used by shipped models)")
+    experimental.add_argument("--rules-off", default="none", metavar="RULES",
+                              help="with --model: also score the model with each of these decision rules left out "
+                                   "(comma list of " + ", ".join(OPTIONAL_RULES) + ", or 'all'), as 'edrew-no-RULE', "
+                                   "each page scored once; prints paired word-F1 differences (paired.json)")
+    experimental.add_argument("--comments", action="store_true",
+                              help="with --model: also score the page's reader comments (the item's `comments`) as "
+                                   "'edrew-comments' (against --reference-field comments)")
     experimental.add_argument("--train-skip-settled", action="store_true",
                               help="--train-model: the head trains on pages without the nodes extraction's rules "
                                    "settle (edrew train --skip-settled)")
@@ -262,6 +273,25 @@ def drop_reference_titles(pages: Sequence) -> int:
             lp.labels = align_reference([n.content for n in lp.page.nodes], shorter).labels
             changed += 1
     return changed
+
+
+def use_reference_field(pages: Sequence, name: str) -> int:
+    """--reference-field: each page's reference is this field of its label record (the simple format's; empty
+    where the record has none), its node labels aligned again to it; the number of pages with a non-empty one."""
+    from ..data.align import align_reference
+
+    found = 0
+    for lp in pages:
+        record = lp.meta.get("record")
+        if record is None:
+            raise UsageError("--reference-field reads the label records of simple-format datasets")
+        value = record.get(name) or ""
+        if not isinstance(value, str):
+            raise UsageError(f"--reference-field {name}: {lp.page_id}'s {name} is not text")
+        lp.meta["main_content"] = value
+        lp.labels = align_reference([n.content for n in lp.page.nodes], value).labels
+        found += bool(value.strip())
+    return found
 
 
 def _safe(split_name: str) -> str:
@@ -486,15 +516,25 @@ def _run(args: argparse.Namespace) -> int:
                          "... --test-fraction and score it here with --split holdout --model")
     if args.dataset != "mix":
         check_dataset(args)
+    rules_off = _names(args.rules_off, OPTIONAL_RULES)
+    if (rules_off or args.comments) and not args.model:
+        raise UsageError("--rules-off and --comments score the --model given: name one")
     extractors = {}
     if args.model:
-        scorer = _load_model(args.model, args.region_share)
+        scorer = ev.ScoresOnce(_load_model(args.model, args.region_share))
         extractors["edrew"] = ev.scorer_extractor(scorer, args.threshold)
+        for rule in rules_off:
+            extractors[f"edrew-no-{rule}"] = ev.scorer_extractor(scorer, args.threshold, rules_off=(rule,))
+        if args.comments:
+            extractors["edrew-comments"] = ev.scorer_extractor(scorer, args.threshold, comments=True)
     extractors.update({n: fixed[n] for n in text_names})
     try:
         pages = load_pages(args)
     except (ValueError, OSError) as exc:  # a broken dataset file (DatasetError): the reader names it
         raise CommandError(str(exc)) from None
+    if pages and args.reference_field:
+        print(f"--reference-field {args.reference_field}: {use_reference_field(pages, args.reference_field)} of "
+              f"{len(pages)} pages have one", file=sys.stderr)
     if pages and args.reference_title == "drop":
         print(f"--reference-title drop: the headline line left out of {drop_reference_titles(pages)} of "
               f"{len(pages)} references", file=sys.stderr)
@@ -514,7 +554,8 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError(f"no split named {args.only_split!r} (the splits: {', '.join(s[0] for s in splits)})")
         splits = named
     _check_splits(splits, len(pages), trains=bool(args.train_model or baseline_names))
-    if not any(any(p.labels) for p in pages):  # every score would be measured against nothing
+    # every score would be measured against nothing (a --reference-field may be empty on most pages)
+    if not args.reference_field and not any(any(p.labels) for p in pages):
         raise CommandError(f"no page in {dataset_path(args) or 'the mix'} has a relevant node to score against "
                            f"(SWDE: no values in groundtruth/ for these pages; WCXB: empty main_content)")
     results = []
@@ -541,6 +582,12 @@ def _run(args: argparse.Namespace) -> int:
     title = f"{args.dataset}: {len(pages)} pages, split {split_kind}"
     print(title)
     print(ev.format_table(rows))
+    paired = [row for rule in rules_off for row in ev.paired_differences(results, f"edrew-no-{rule}", "edrew")]
+    if paired:
+        print("\nword-F1 with each rule minus without it, same pages (mean, standard error, pages up / down):")
+        for row in paired:
+            print(f"{row['other']} - {row['base']:<24} {row['group']:<28} {row['pages']:>5} "
+                  f"{row['mean']:+.4f} ± {row['se']:.4f}  {row['up']:>4} up {row['down']:>4} down")
     settings = {k: v for k, v in vars(args).items() if k != "func"}
     settings["datasets"] = [{"name": d.name, "kind": d.kind, "path": str(d.labels or d.path)} for d in args.datasets]
     settings["command_line"] = shlex.join(["edrew"] + sys.argv[1:])
@@ -548,6 +595,9 @@ def _run(args: argparse.Namespace) -> int:
     report_dir = Path(out) / "splits" / _safe(args.only_split) if args.only_split else out
     try:
         paths = ev.write_report(rows, results, report_dir, title, settings)
+        if paired:
+            paths["paired"] = Path(report_dir) / "paired.json"
+            paths["paired"].write_text(json.dumps(paired, indent=1), encoding="utf-8")
     except OSError as exc:  # the disk filled, or the folder went away, during the run
         raise CommandError(f"cannot write the report in {report_dir}: {exc}") from None
     print(f"wrote {', '.join(str(p) for p in paths.values())}")

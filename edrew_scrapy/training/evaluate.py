@@ -27,7 +27,8 @@ from ..data.align import align_reference, word_f1
 __all__ = [
     "PageResult", "node_counts", "prf", "word_f1", "reference_text", "predicted_text",
     "oracle_extractor", "all_nodes_extractor", "trafilatura_extractor", "readability_extractor",
-    "scorer_extractor", "predictor_extractor", "evaluate_pages", "summarize", "format_table", "write_report",
+    "scorer_extractor", "ScoresOnce", "paired_differences", "predictor_extractor", "evaluate_pages", "summarize",
+    "format_table", "write_report",
 ]
 
 Extractor = Callable[[LabelledPage], Tuple[str, Optional[Sequence[int]]]]
@@ -122,17 +123,63 @@ def predictor_extractor(predict: Callable) -> Extractor:
     return run
 
 
-def scorer_extractor(scorer, threshold: Optional[float] = None) -> Extractor:
+def scorer_extractor(scorer, threshold: Optional[float] = None, rules_off: Sequence[str] = (),
+                     comments: bool = False) -> Extractor:
     """Our model: the nodes extract() keeps, by extract()'s own decision (the model's threshold, capped on
-    each page for a main-content model, unless `threshold` is given)."""
+    each page for a main-content model, unless `threshold` is given), with the rules.OPTIONAL_RULES named in
+    `rules_off` left out; with `comments`, the page's reader comments (Extraction.comments) instead. Give
+    several extractors one `ScoresOnce(scorer)` and each page is scored once for all of them."""
     from ..extract import extract
 
     def run(lp: LabelledPage):
-        [result] = extract([lp.page], scorer=scorer, threshold=threshold)
-        kept = {n.index for n in result.nodes}
+        [result] = extract([lp.page], scorer=scorer, threshold=threshold, rules_off=rules_off)
+        kept = {n.index for n in (result.comments if comments else result.nodes)}
         pred = [int(i in kept) for i in range(len(lp.page.nodes))]
         return predicted_text(lp, pred), pred
     return run
+
+
+class ScoresOnce:
+    """A scorer that scores the same pages once: the extractors of one model that differ only in their
+    decision rules (`edrew evaluate --rules-off`, `--comments`) run one after another on each page."""
+
+    def __init__(self, scorer):
+        self._scorer = scorer
+        self._key: Optional[tuple] = None
+        self._scores = None
+
+    def __getattr__(self, name):
+        return getattr(self._scorer, name)
+
+    def score(self, pages, **kwargs):
+        key = (tuple(id(p) for p in pages), tuple(sorted(kwargs.items(), key=lambda kv: kv[0])))
+        if key != self._key:
+            self._key, self._scores = None, None  # a scoring that raises leaves nothing stale
+            self._scores = self._scorer.score(pages, **kwargs)
+            self._key = key
+        return self._scores
+
+
+def paired_differences(results: Iterable[PageResult], base: str, other: str) -> List[dict]:
+    """Per dataset or group and over ALL: `other` minus `base` word-F1 on the same pages, its mean, its
+    standard error (sample standard deviation / sqrt(pages)) and the pages up / down by more than 1e-9."""
+    by: Dict[Tuple[str, str], Dict[str, float]] = defaultdict(dict)
+    for r in results:
+        if r.extractor in (base, other):
+            by[(r.dataset or r.group, r.page_id)][r.extractor] = r.word_f1
+    groups: Dict[str, List[float]] = defaultdict(list)
+    for (group, _page), f in by.items():
+        if base in f and other in f:
+            d = f[other] - f[base]
+            groups[group].append(d)
+            groups["ALL"].append(d)
+    rows = []
+    for group, diffs in sorted(groups.items(), key=lambda kv: (kv[0] == "ALL", kv[0])):
+        a = np.asarray(diffs, dtype=np.float64)
+        se = float(a.std(ddof=1) / math.sqrt(len(a))) if len(a) > 1 else math.nan
+        rows.append({"base": base, "other": other, "group": group, "pages": len(a), "mean": float(a.mean()),
+                     "se": se, "up": int((a > 1e-9).sum()), "down": int((a < -1e-9).sum())})
+    return rows
 
 
 def evaluate_pages(pages: Sequence[LabelledPage], extractors: Dict[str, Extractor],
