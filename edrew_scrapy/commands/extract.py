@@ -1,16 +1,16 @@
 """`edrew extract FILE_OR_URL... [--model DIR] [--format jsonl|text] [--threshold X]`: relevant content.
 
-jsonl (a contract): one object per input, in input order, with `path` (the input as given), `url`,
-`title` (the raw <title>), `text` (relevant node contents in document order joined by "\\n"), `nodes`
-(list of {content, score, path, images}), `comments` (the page's reader comments, kept out of `text`:
-docs/architecture.md, "Reader comments"; "" where there are none) and the page's metadata (docs/metadata.md): `headline`, `author`
-(a list), `date_published`, `date_modified`, `language`, `site_name`, `description`, `page_type`,
+jsonl (a contract): one object per input, in input order, with `path` (the input as given), `url`, `title`
+(the raw <title>), `text` (relevant node contents in document order joined by "\\n"), `nodes` (list of
+{content, score, path, images}), `comments` (the page's reader comments, kept out of `text`, one per line; ""
+where there are none) and the page's metadata (docs/metadata.md): `headline`, `author` (a list),
+`date_published`, `date_modified`, `language`, `site_name`, `description`, `page_type`,
 `page_type_probability` (null, or [] for `author`, where the page gives none, and for every page with
---no-metadata); a page with nothing to score also has `skipped` (why: empty, binary, no-text, not-html)
-and an empty text, and a URL that was redirected has `redirects` (every URL it was sent to, in order;
-`url` is the last); an input that cannot be read gives {"path", "error"} instead. The exit status is 1
-when any input failed, 2 when the model (or the page-type classifier) cannot be loaded. Messages on
-stderr are one line each, with control characters from inputs escaped (escape.printable).
+--no-metadata); a page with nothing to score also has `skipped` (why: empty, binary, no-text, not-html) and an
+empty text, and a URL that was redirected has `redirects` (every URL it was sent to, in order; `url` is the
+last); an input that cannot be read gives {"path", "error"} instead. The exit status is 1 when any input
+failed, 2 when the model (or the page-type classifier) cannot be loaded. Messages on stderr are one line each,
+with control characters from inputs escaped (escape.printable).
 """
 from __future__ import annotations
 
