@@ -161,18 +161,23 @@ class ScoresOnce:
 
 
 def paired_differences(results: Iterable[PageResult], base: str, other: str) -> List[dict]:
-    """Per dataset or group and over ALL: `other` minus `base` word-F1 on the same pages, its mean, its
-    standard error (sample standard deviation / sqrt(pages)) and the pages up / down by more than 1e-9."""
-    by: Dict[Tuple[str, str], Dict[str, float]] = defaultdict(dict)
+    """Per group (as `summarize` groups: a dataset, and its page types as "DATASET/type") and over ALL: `other`
+    minus `base` word-F1 on the same pages, its mean, its standard error (sample standard deviation /
+    sqrt(pages)) and the pages up / down by more than 1e-9."""
+    results = [r for r in results if r.extractor in (base, other)]
+    types: Dict[str, set] = defaultdict(set)
     for r in results:
-        if r.extractor in (base, other):
-            by[(r.dataset or r.group, r.page_id)][r.extractor] = r.word_f1
+        types[r.dataset].add(r.group)
+    by: Dict[Tuple[str, str, str], Dict[str, float]] = defaultdict(dict)
+    for r in results:
+        by[(r.dataset, r.group, r.page_id)][r.extractor] = r.word_f1
     groups: Dict[str, List[float]] = defaultdict(list)
-    for (group, _page), f in by.items():
+    for (dataset, group, _page), f in by.items():
         if base in f and other in f:
             d = f[other] - f[base]
-            groups[group].append(d)
-            groups["ALL"].append(d)
+            names = [group] if not dataset else [dataset] + ([f"{dataset}/{group}"] if len(types[dataset]) > 1 else [])
+            for name in names + ["ALL"]:
+                groups[name].append(d)
     rows = []
     for group, diffs in sorted(groups.items(), key=lambda kv: (kv[0] == "ALL", kv[0])):
         a = np.asarray(diffs, dtype=np.float64)
