@@ -126,13 +126,16 @@ def comments_are_content(page: Page, nodes: Sequence, keep: Sequence[bool], comm
     return _word_share(nodes, keep, comments) >= 0.5
 
 
-# Class, id or custom-tag words of the markup that holds an article's byline and dateline: the author markup
-# metadata.py reads bylines from (an author or byline class, itemprop=author, rel=author) and the date
-# markup htmldate reads (<time>, itemprop=datePublished, date and timestamp classes). Whole words of a
-# class ("post-date", "entry-meta"; not "candidate", "update").
-_BYLINE_TOKEN = re.compile(r"(?:^|[-_])(?:by-?line|authors?|author-?name|dateline|date|dates|pubdate|timestamp|"
-                           r"published|posted-?on|publish-?date|entry-?meta|post-?meta|article-?meta|"
-                           r"meta-?info)(?:[-_]|$)")
+# The markup that holds an article's byline and dateline: the author markup metadata.py reads bylines from
+# (an author or byline class, itemprop=author, rel=author) and the date markup htmldate reads (<time>,
+# itemprop=datePublished, date and timestamp classes). A class names it when, layout words such as "name"
+# or "wrapper" aside, it ends in one of these words ("post-date", "c-byline__author-name", "entry-meta",
+# "posted-on"; not "candidate", "update", nor WordPress's "entry-author-NAME" on a whole post).
+_BYLINE_HEADS = (("author",), ("authors",), ("dateline",), ("date",), ("dates",), ("pubdate",), ("timestamp",),
+                 ("published",), ("posted", "on"), ("entry", "meta"), ("post", "meta"), ("article", "meta"))
+_LAYOUT_WORDS = frozenset({"name", "names", "info", "link", "links", "wrapper", "wrap", "box", "container", "block",
+                           "text", "line", "label", "list", "item", "items", "data", "area", "holder", "inner",
+                           "outer", "value", "group", "row", "el", "details"})
 _BYLINE_PROPS = frozenset({"author", "creator", "datepublished", "datemodified", "datecreated", "dateline"})
 # A byline or dateline is a line ("By Ann Smith, Staff writer | Updated 5:09 PM, Jan 1, 2024"), not a
 # paragraph: an author's biography under the same classes is left to the model.
@@ -143,18 +146,42 @@ BYLINE_NODES = 6
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 
-def _own_and_near_classes(node) -> List[str]:
-    """The node's own class and id words and the class tokens of its reTPS (its nearest ancestors), lower-case."""
+# How far up the byline and chrome rules look: the node's element and its two nearest ancestors. A class on
+# a whole post's wrapper further up ("entry-author-NAME", "social-article") says nothing about one line.
+_NEAR_ELEMENTS = 3
+
+
+def _near_classes(node) -> List[str]:
+    """The node's own id and class words and the class tokens of its reTPS up to _NEAR_ELEMENTS elements (the
+    reTPS lists each element's classes, nearest first, then its "tag|bucket"), lower-case."""
     attrs = node.attrs or {}
-    own = f"{attrs.get('id') or ''} {attrs.get('class') or ''}".lower().split()
-    return own + [t for t in node.tokens if "|" not in t and not t.startswith("<#")]
+    words = f"{attrs.get('id') or ''} {attrs.get('class') or ''}".lower().split()
+    elements = 0
+    for token in node.tokens:
+        if "|" in token:
+            elements += 1
+            if elements >= _NEAR_ELEMENTS:
+                break
+        elif not token.startswith("<#"):
+            words.append(token)
+    return words
+
+
+def _names_byline(word: str) -> bool:
+    """A class word that names byline or dateline markup (_BYLINE_HEADS, after its layout words)."""
+    if "byline" in word:
+        return True
+    parts = [p for p in re.split(r"[-_]+", word) if p]
+    while parts and parts[-1] in _LAYOUT_WORDS:
+        parts.pop()
+    return any(tuple(parts[-len(head):]) == head for head in _BYLINE_HEADS)
 
 
 def in_byline(node) -> bool:
     """The node is a short line (at most BYLINE_WORDS words, not a heading) in byline or dateline markup:
-    a <time>, an author or date itemprop or rel=author of its own, or a class of its own or on its reTPS
-    that names a byline, an author, a date or an entry's meta line (_BYLINE_TOKEN). A comment's author and
-    date are the comment's (in_comments): left to the reader-comment rule."""
+    a <time>, an author or date itemprop or rel=author of its own, or a class of its own or of its two
+    nearest ancestors that names a byline, an author, a date or an entry's meta line (_names_byline). A
+    comment's author and date are the comment's (in_comments): left to the reader-comment rule."""
     if node.tag in _HEADINGS or count_words(node.content) > BYLINE_WORDS or in_comments(node):
         return False
     if node.tag == "time":
@@ -162,7 +189,7 @@ def in_byline(node) -> bool:
     attrs = node.attrs or {}
     if (attrs.get("itemprop") or "").lower() in _BYLINE_PROPS or "author" in (attrs.get("rel") or "").lower():
         return True
-    return any(_BYLINE_TOKEN.search(t) for t in _own_and_near_classes(node))
+    return any(_names_byline(w) for w in _near_classes(node))
 
 
 # Class words of the chrome around an article that is not its text: share and print bars ("share-bar",
@@ -177,11 +204,11 @@ CHROME_WORDS = 4
 
 
 def in_page_chrome(node) -> bool:
-    """The node is a short text (at most CHROME_WORDS words, not a heading) under share, print or
-    photo-gallery markup (_CHROME_TOKEN on its own classes or its reTPS)."""
+    """The node is a short text (at most CHROME_WORDS words, not a heading) in share, print or photo-gallery
+    markup (_CHROME_TOKEN on a class of its own or of its two nearest ancestors)."""
     if node.tag in _HEADINGS or count_words(node.content) > CHROME_WORDS:
         return False
-    return any(_CHROME_TOKEN.search(t) and not _NOT_CHROME.search(t) for t in _own_and_near_classes(node))
+    return any(_CHROME_TOKEN.search(t) and not _NOT_CHROME.search(t) for t in _near_classes(node))
 
 
 # Utility classes that hide text from the eye and keep it for screen readers (Bootstrap 3 and 5, WordPress,

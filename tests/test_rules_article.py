@@ -122,3 +122,19 @@ def test_byline_markup_words():
     assert in_page_chrome(_node(page, "Follow us"))
     assert not in_page_chrome(_node(page, "Files"))  # "sharepoint" is not a share bar
     assert not in_page_chrome(_node(page, "12.40"))  # nor a stock's "share-price"
+
+
+def test_a_class_on_the_whole_post_is_no_byline():
+    # WordPress themes put the author's name in a class on the whole post ("entry-author-NAME"): a short
+    # paragraph of the post is not a byline, nor is a line three elements below a share or byline class
+    page = serialize('<html><body><article class="post entry-author-eddie_ross"><div class="entry-content">'
+                     '<div class="entry-body"><p>What flowers are you loving this summer?</p></div></div>'
+                     '<div class="byline"><div class="row"><div class="col"><p>Far below</p></div></div></div>'
+                     '<div class="social-article"><div><div><p>Read on</p></div></div></div>'
+                     '<span class="c-byline__author-name">Ann Smith</span><span class="author-bio-link">Ann</span>'
+                     '</article></body></html>')
+    assert not in_byline(_node(page, "What flowers")) and not in_byline(_node(page, "Far below"))
+    assert not in_page_chrome(_node(page, "Read on"))
+    assert in_byline(_node(page, "Ann Smith"))
+    bio = next(n for n in page.nodes if n.content == "Ann")
+    assert not in_byline(bio)  # "author-bio-link": a biography's link, not the byline
