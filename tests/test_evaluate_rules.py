@@ -79,7 +79,7 @@ def test_rules_off_gives_paired_differences(dataset, tmp_path, capsys):
 def test_comments_against_a_separated_reference(dataset, tmp_path, capsys):
     out = tmp_path / "out"
     status, err = cli(capsys, "evaluate", "--dataset", "simple", str(dataset), "--split", "none", "--model",
-                      "default", "--extractors", "none", "--comments", "--reference-field", "comments",
+                      "default", "--extractors", "trafilatura-comments", "--comments", "--reference-field", "comments",
                       "--no-progress", "--out", str(out))
     assert status == 0 and "--reference-field comments: 2 of 3 pages have one" in err
     pages = {(r.split(",")[0], r.split(",")[2]): float(r.split(",")[5])
@@ -88,6 +88,7 @@ def test_comments_against_a_separated_reference(dataset, tmp_path, capsys):
     assert pages[("1.html", "edrew-comments")] == pytest.approx(1.0)
     assert pages[("1.html", "edrew")] < 0.5  # the article's text shares only common words with its comments
     assert pages[("0.html", "edrew-comments")] == 0.0  # comments where the reference has none
+    assert pages[("1.html", "trafilatura-comments")] > 0.5  # the peer: trafilatura's include_comments
 
 
 def test_rules_off_and_comments_need_a_model(dataset, capsys):

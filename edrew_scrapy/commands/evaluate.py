@@ -45,7 +45,7 @@ from .options import (
     threshold,
 )
 
-TEXT_EXTRACTORS = ("oracle", "trafilatura", "readability", "all-nodes")
+TEXT_EXTRACTORS = ("oracle", "trafilatura", "readability", "all-nodes", "trafilatura-comments")
 DEFAULT_EXTRACTORS = "oracle,trafilatura,readability"
 
 
@@ -95,7 +95,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "OUT (models in OUT/models/SPLIT, the report in OUT/splits/SPLIT)")
     parser.add_argument("--extractors", default=DEFAULT_EXTRACTORS,
                         help="comma list of oracle (the labels: a node classifier's ceiling), trafilatura, "
-                             "readability, all-nodes (keep every node), or 'none' (default: %(default)s)")
+                             "readability, all-nodes (keep every node), trafilatura-comments (its reader comments, "
+                             "for --reference-field comments), or 'none' (default: %(default)s)")
     parser.add_argument("--baselines", default="none",
                         help="comma list of svm,tree,nb,knn trained per split, 'all', or 'none'")
     parser.add_argument("--split", choices=("kfold", "swde", "cross-site", "holdout", "none"), default=None,
@@ -490,7 +491,8 @@ def _run(args: argparse.Namespace) -> int:
     text_names = _names(args.extractors, TEXT_EXTRACTORS)
     baseline_names = _names(args.baselines, BASELINES)
     fixed = {"oracle": ev.oracle_extractor, "trafilatura": ev.trafilatura_extractor,
-             "readability": ev.readability_extractor, "all-nodes": ev.all_nodes_extractor}
+             "readability": ev.readability_extractor, "all-nodes": ev.all_nodes_extractor,
+             "trafilatura-comments": ev.trafilatura_comments_extractor}
     if not (args.model or text_names or baseline_names or args.train_model):
         raise UsageError("nothing to evaluate (no --model, extractors or baselines)")
     if args.train_model:

@@ -26,7 +26,8 @@ from ..data.align import align_reference, word_f1
 
 __all__ = [
     "PageResult", "node_counts", "prf", "word_f1", "reference_text", "predicted_text",
-    "oracle_extractor", "all_nodes_extractor", "trafilatura_extractor", "readability_extractor",
+    "oracle_extractor", "all_nodes_extractor", "trafilatura_extractor", "trafilatura_comments_extractor",
+    "readability_extractor",
     "scorer_extractor", "ScoresOnce", "paired_differences", "predictor_extractor", "evaluate_pages", "summarize",
     "format_table", "write_report",
 ]
@@ -100,6 +101,15 @@ def trafilatura_extractor(lp: LabelledPage):
     import trafilatura
 
     return trafilatura.extract(_html(lp)) or "", None
+
+
+def trafilatura_comments_extractor(lp: LabelledPage):
+    """trafilatura's reader comments (include_comments=True keeps them apart from its text): the peer of the
+    model's `comments` against a separated comments reference (edrew evaluate --reference-field)."""
+    import trafilatura
+
+    document = trafilatura.bare_extraction(_html(lp), include_comments=True)
+    return (getattr(document, "comments", None) or "") if document is not None else "", None
 
 
 def readability_extractor(lp: LabelledPage):
