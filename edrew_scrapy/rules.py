@@ -3,7 +3,8 @@
 The model gives each node a probability; these rules turn the probabilities into the kept nodes: the
 threshold (capped per page at a share of the page's best score), boilerplate markup, form controls,
 text for screen readers only, customer reviews on product pages, reader comments on pages whose content
-they are not, the page's main region and text repeated in another layout. extract.py applies them
+they are not (given apart: reader_comment_nodes), share, print and gallery controls, the page's main region
+and text repeated in another layout. extract.py applies them
 (`relevant_mask`); training applies the same ones to choose a model's threshold. Evidence for each rule:
 docs/method-choices.md and docs/evaluation.md.
 Pure: no Scrapy, no torch.
@@ -22,11 +23,11 @@ from .page import Page
 from .tokens import retps_shape
 from .words import count_words
 
-__all__ = ["BYLINE_NODES", "BYLINE_WORDS", "CHROME_WORDS", "COMMENT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS",
-           "KEPT", "MAIN_REGION_SHARE", "OPTIONAL_RULES", "PAGE_BEST_SHARE", "REASONS", "SCREEN_READER_CLASSES",
-           "Decision", "bylines", "comments_are_content", "explain", "for_screen_readers_only", "in_byline",
-           "in_comments", "in_customer_reviews", "in_form_control", "in_page_chrome", "is_product_page",
-           "is_relevant", "layout_duplicates", "main_region", "reader_comment_nodes", "relevant_mask", "settled"]
+__all__ = ["CHROME_WORDS", "COMMENT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT", "MAIN_REGION_SHARE",
+           "OPTIONAL_RULES", "PAGE_BEST_SHARE", "REASONS", "SCREEN_READER_CLASSES", "Decision", "comments_are_content",
+           "explain", "for_screen_readers_only", "in_comments", "in_customer_reviews", "in_form_control",
+           "in_page_chrome", "is_product_page", "is_relevant", "layout_duplicates", "main_region",
+           "reader_comment_nodes", "relevant_mask", "settled"]
 
 
 def is_relevant(node, score: float, threshold: float) -> bool:
@@ -126,28 +127,11 @@ def comments_are_content(page: Page, nodes: Sequence, keep: Sequence[bool], comm
     return _word_share(nodes, keep, comments) >= 0.5
 
 
-# The markup that holds an article's byline and dateline: the author markup metadata.py reads bylines from
-# (an author or byline class, itemprop=author, rel=author) and the date markup htmldate reads (<time>,
-# itemprop=datePublished, date and timestamp classes). A class names it when, layout words such as "name"
-# or "wrapper" aside, it ends in one of these words ("post-date", "c-byline__author-name", "entry-meta",
-# "posted-on"; not "candidate", "update", nor WordPress's "entry-author-NAME" on a whole post).
-_BYLINE_HEADS = (("author",), ("authors",), ("dateline",), ("date",), ("dates",), ("pubdate",), ("timestamp",),
-                 ("published",), ("posted", "on"), ("entry", "meta"), ("post", "meta"), ("article", "meta"))
-_LAYOUT_WORDS = frozenset({"name", "names", "info", "link", "links", "wrapper", "wrap", "box", "container", "block",
-                           "text", "line", "label", "list", "item", "items", "data", "area", "holder", "inner",
-                           "outer", "value", "group", "row", "el", "details"})
-_BYLINE_PROPS = frozenset({"author", "creator", "datepublished", "datemodified", "datecreated", "dateline"})
-# A byline or dateline is a line ("By Ann Smith, Staff writer | Updated 5:09 PM, Jan 1, 2024"), not a
-# paragraph: an author's biography under the same classes is left to the model.
-BYLINE_WORDS = 12
-# More marked nodes than this on a page are a thread's or a listing's, one per post or teaser, not one
-# article's byline: left alone.
-BYLINE_NODES = 6
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 
 
-# How far up the byline and chrome rules look: the node's element and its two nearest ancestors. A class on
-# a whole post's wrapper further up ("entry-author-NAME", "social-article") says nothing about one line.
+# How far up the chrome rule looks: the node's element and its two nearest ancestors. A class on a whole
+# post's wrapper further up ("social-article") says nothing about one button.
 _NEAR_ELEMENTS = 3
 
 
@@ -165,31 +149,6 @@ def _near_classes(node) -> List[str]:
         elif not token.startswith("<#"):
             words.append(token)
     return words
-
-
-def _names_byline(word: str) -> bool:
-    """A class word that names byline or dateline markup (_BYLINE_HEADS, after its layout words)."""
-    if "byline" in word:
-        return True
-    parts = [p for p in re.split(r"[-_]+", word) if p]
-    while parts and parts[-1] in _LAYOUT_WORDS:
-        parts.pop()
-    return any(tuple(parts[-len(head):]) == head for head in _BYLINE_HEADS)
-
-
-def in_byline(node) -> bool:
-    """The node is a short line (at most BYLINE_WORDS words, not a heading) in byline or dateline markup:
-    a <time>, an author or date itemprop or rel=author of its own, or a class of its own or of its two
-    nearest ancestors that names a byline, an author, a date or an entry's meta line (_names_byline). A
-    comment's author and date are the comment's (in_comments): left to the reader-comment rule."""
-    if node.tag in _HEADINGS or count_words(node.content) > BYLINE_WORDS or in_comments(node):
-        return False
-    if node.tag == "time":
-        return True
-    attrs = node.attrs or {}
-    if (attrs.get("itemprop") or "").lower() in _BYLINE_PROPS or "author" in (attrs.get("rel") or "").lower():
-        return True
-    return any(_names_byline(w) for w in _near_classes(node))
 
 
 # Class words of the chrome around an article that is not its text: share and print bars ("share-bar",
@@ -297,7 +256,7 @@ def relevant_mask(page: Page, scores: Sequence[float], threshold: float, region_
     every kind of page; None or 0 turns the cap off, as extract() does for a threshold the caller gives), no
     `settled` node, no customer reviews on a declared product page, no reader comments where they are not the
     page's content and the page declares no product or collection (`in_comments`, `comments_are_content`),
-    no byline or dateline (`bylines`) and no share, print or gallery chrome (`in_page_chrome`),
+    no share, print or gallery chrome (`in_page_chrome`),
     only the nodes of the page's main region (`main_region`) and each text once where the page repeats it in
     another layout (`layout_duplicates`). Attribute models keep nothing when nothing qualifies: a page need
     not hold the attribute. `off` names OPTIONAL_RULES left out (ablations: `edrew evaluate --rules-off`).
@@ -370,7 +329,7 @@ def _reader_comments(page: Page, keep: Sequence[bool]) -> Optional[List[bool]]:
 
 
 # The rules that relevant_mask(off=...) and explain(off=...) can leave out, by the reason they give.
-OPTIONAL_RULES = ("reader-comments", "byline", "page-chrome")
+OPTIONAL_RULES = ("reader-comments", "page-chrome")
 
 
 def _check_off(off: Collection[str]) -> frozenset:
@@ -381,30 +340,15 @@ def _check_off(off: Collection[str]) -> frozenset:
     return off
 
 
-def bylines(page: Page, keep: Sequence[bool]) -> Optional[List[bool]]:
-    """Which kept nodes are the article's byline or dateline (in_byline), or None when there are none, when
-    there are more than BYLINE_NODES (a thread's or a listing's authors and dates) or the page declares a
-    discussion, a product or a collection (a post's author, a product's brand)."""
-    product, _article, discussion, collection = declared_kinds(page.declared)
-    if product or discussion or collection:
-        return None
-    marked = [k and in_byline(n) for n, k in zip(page.nodes, keep)]
-    if not any(marked) or sum(marked) > BYLINE_NODES:
-        return None
-    return marked
-
-
 def _article_rules(page: Page, keep: Sequence[bool], off: Collection[str]):
     """(reason, nodes to drop) of the rules against an article's surroundings, in order, each on what the
-    one before left kept: reader comments, bylines, share and gallery chrome."""
+    one before left kept: reader comments, then share and gallery chrome."""
     keep = list(keep)
     for reason in OPTIONAL_RULES:
         if reason in off:
             continue
         if reason == "reader-comments":
             drop = _reader_comments(page, keep)
-        elif reason == "byline":
-            drop = bylines(page, keep)
         else:
             drop = [k and in_page_chrome(n) for n, k in zip(page.nodes, keep)]
         if drop is not None and any(drop):
@@ -471,7 +415,6 @@ REASONS = {
     "below-threshold": "dropped: scores below the page's threshold",
     "customer-reviews": "dropped: customer reviews on a page that declares a product",
     "reader-comments": "dropped: a reader-comment section on a page whose content it is not",
-    "byline": "dropped: an article's byline or dateline (the item's author and date fields hold them)",
     "page-chrome": "dropped: a share, print or photo-gallery control",
     "outside-main-region": "dropped: outside the page's main region",
     "layout-duplicate": "dropped: repeats a kept text in another layout",

@@ -68,9 +68,10 @@ def test_rules_off_gives_paired_differences(dataset, tmp_path, capsys):
     assert main(["evaluate", "--dataset", "simple", str(dataset), "--split", "none", "--model", "default",
                  "--extractors", "none", "--rules-off", "all", "--no-progress", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "edrew - edrew-no-reader-comments" in printed and "edrew - edrew-no-byline" in printed
+    assert "edrew - edrew-no-reader-comments" in printed and "edrew - edrew-no-page-chrome" in printed
     paired = json.loads((out / "paired.json").read_text())
-    assert {(r["base"], r["group"]) for r in paired} >= {("edrew-no-page-chrome", "ALL"), ("edrew-no-byline", "ALL")}
+    assert {(r["base"], r["group"]) for r in paired} >= {("edrew-no-page-chrome", "ALL"),
+                                                         ("edrew-no-reader-comments", "ALL")}
     summary = {r["extractor"]: r for r in json.loads((out / "summary.json").read_text())["summary"]
                if r["group"] == "ALL"}
     assert summary["edrew"]["word_p"] > summary["edrew-no-reader-comments"]["word_p"]
@@ -92,9 +93,9 @@ def test_comments_against_a_separated_reference(dataset, tmp_path, capsys):
 
 
 def test_rules_off_and_comments_need_a_model(dataset, capsys):
-    status, err = cli(capsys, "evaluate", "--dataset", "simple", str(dataset), "--rules-off", "byline",
+    status, err = cli(capsys, "evaluate", "--dataset", "simple", str(dataset), "--rules-off", "page-chrome",
                       "--no-progress")
     assert status == 2 and "--rules-off and --comments score the --model given" in err
     status, err = cli(capsys, "evaluate", "--dataset", "simple", str(dataset), "--model", "default",
-                      "--rules-off", "bylines", "--no-progress")
-    assert status == 2 and "unknown bylines" in err
+                      "--rules-off", "byline", "--no-progress")
+    assert status == 2 and "unknown byline" in err
