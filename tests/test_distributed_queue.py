@@ -28,6 +28,21 @@ from edrew_scrapy.scrapy import NodeItem, PageItem
 class Spider(scrapy.Spider):
     name = "s"
 
+    def follow_up(self, failure):
+        """An errback with output of its own: an item and a request."""
+        yield page(failure.request.url)
+        yield scrapy.Request("http://a/2", meta=dict(failure.request.meta))
+
+    def fail(self, failure):
+        raise ValueError("errback failed")
+
+    async def follow_up_async(self, failure):
+        yield page(failure.request.url)
+        yield scrapy.Request("http://a/2")
+
+    async def follow_up_coroutine(self, failure):
+        return [page(failure.request.url), scrapy.Request("http://a/2")]
+
 
 @pytest.fixture(scope="module")
 def redis_server(tmp_path_factory):
@@ -300,6 +315,117 @@ def test_the_items_of_a_callback_that_raised_hold_its_lease_until_they_are_out(r
         assert scheduler.queue.counts().drained
         assert redis.smembers("s:edrew:exported") == {b"page\x1fhttp://a/1"}
         assert crawler.stats.get_value("edrew/redis/leases/acked") == 1
+    finally:
+        scheduler.close("finished")
+
+
+def test_the_output_of_an_errback_holds_the_lease_of_its_failed_download(redis_server, redis):
+    """A failed download's errback output goes straight to the engine (no spider middleware sees it):
+    its lease waits for the errback's items to leave the pipelines and its requests to be pushed
+    (issue #38: it ended in process_exception, before the errback ran)."""
+    from scrapy import signals
+    from twisted.python.failure import Failure
+
+    from edrew_scrapy.distributed.downloadermiddleware import LeaseDownloaderMiddleware
+    from edrew_scrapy.distributed.scheduler import LeasingScheduler
+
+    crawler = get_crawler(Spider, {"REDIS_URL": redis_server.url, "ADDONS": {RedisAddon: 510}})
+    spider = Spider.from_crawler(crawler)
+    crawler.spider = spider
+    scheduler = LeasingScheduler.from_crawler(crawler)
+    scheduler.open(spider)
+    try:
+        scheduler.enqueue_request(scrapy.Request("http://a/1", errback=spider.follow_up))
+        request = scheduler.next_request()
+        error = ConnectionRefusedError("refused")
+        assert LeaseDownloaderMiddleware.from_crawler(crawler).process_exception(request, error, spider) is None
+        assert scheduler.queue.counts().leased == 1  # the errback has not run yet
+        failure = Failure(error)
+        failure.request = request  # as Scrapy's call_spider_async does
+        output = iter(request.errback(failure))
+        item = next(output)
+        assert scheduler.queue.counts().leased == 1  # its item is in the pipelines
+        crawler.signals.send_catch_log(signals.item_scraped, item=item, response=failure, spider=spider)
+        follow_up = next(output)
+        assert LEASE_META not in follow_up.meta  # a copied meta does not carry the lease on
+        assert scheduler.queue.counts().leased == 1  # its request is not in Redis yet
+        assert list(output) == []
+        scheduler.enqueue_request(follow_up)
+        counts = scheduler.queue.counts()
+        assert (counts.leased, counts.pending) == (0, 1)
+        assert redis.smembers("s:edrew:exported") == {b"page\x1fhttp://a/1"}
+        assert crawler.stats.get_value("edrew/redis/leases/acked") == 1
+    finally:
+        scheduler.close("finished")
+
+
+@pytest.mark.parametrize("errback", ["follow_up_async", "follow_up_coroutine"])
+def test_the_output_of_an_async_errback_holds_the_lease_too(redis_server, redis, errback):
+    """An async generator or coroutine errback is followed as a generator one is."""
+    import asyncio
+
+    from scrapy import signals
+    from scrapy.utils.spider import iterate_spider_output
+    from twisted.python.failure import Failure
+
+    from edrew_scrapy.distributed.downloadermiddleware import LeaseDownloaderMiddleware
+    from edrew_scrapy.distributed.scheduler import LeasingScheduler
+
+    crawler = get_crawler(Spider, {"REDIS_URL": redis_server.url, "ADDONS": {RedisAddon: 510}})
+    spider = Spider.from_crawler(crawler)
+    crawler.spider = spider
+    scheduler = LeasingScheduler.from_crawler(crawler)
+    scheduler.open(spider)
+    try:
+        scheduler.enqueue_request(scrapy.Request("http://a/1", errback=getattr(spider, errback)))
+        request = scheduler.next_request()
+        LeaseDownloaderMiddleware.from_crawler(crawler).process_exception(request, TimeoutError(), spider)
+        failure = Failure(TimeoutError())
+        failure.request = request
+
+        async def run():
+            output = request.errback(failure)
+            if asyncio.iscoroutine(output):
+                output = iterate_spider_output(await output)
+            return [out async for out in output] if hasattr(output, "__aiter__") else list(output)
+
+        item, follow_up = asyncio.run(run())
+        assert scheduler.queue.counts().leased == 1  # the item is in the pipelines, the request not pushed
+        scheduler.enqueue_request(follow_up)
+        assert scheduler.queue.counts().leased == 1
+        crawler.signals.send_catch_log(signals.item_scraped, item=item, response=failure, spider=spider)
+        assert scheduler.queue.counts().leased == 0
+        assert redis.smembers("s:edrew:exported") == {b"page\x1fhttp://a/1"}
+    finally:
+        scheduler.close("finished")
+
+
+def test_an_errback_that_raises_or_a_request_without_one_ends_the_lease(redis_server, redis):
+    """Without an errback the lease ends with the failed download; an errback that raises ends it
+    too (nothing of it reaches the engine)."""
+    from twisted.python.failure import Failure
+
+    from edrew_scrapy.distributed.downloadermiddleware import LeaseDownloaderMiddleware
+    from edrew_scrapy.distributed.scheduler import LeasingScheduler
+
+    crawler = get_crawler(Spider, {"REDIS_URL": redis_server.url, "ADDONS": {RedisAddon: 510}})
+    spider = Spider.from_crawler(crawler)
+    crawler.spider = spider
+    scheduler = LeasingScheduler.from_crawler(crawler)
+    scheduler.open(spider)
+    middleware = LeaseDownloaderMiddleware.from_crawler(crawler)
+    try:
+        scheduler.enqueue_request(scrapy.Request("http://a/1"))
+        scheduler.enqueue_request(scrapy.Request("http://a/2", errback=spider.fail))
+        plain, with_errback = scheduler.next_request(), scheduler.next_request()
+        middleware.process_exception(plain, ConnectionRefusedError("refused"), spider)
+        assert scheduler.queue.counts().leased == 1
+        middleware.process_exception(with_errback, ConnectionRefusedError("refused"), spider)
+        assert scheduler.queue.counts().leased == 1
+        with pytest.raises(ValueError):
+            with_errback.errback(Failure(ConnectionRefusedError("refused")))
+        assert scheduler.queue.counts().drained
+        assert crawler.stats.get_value("edrew/redis/leases/acked") == 2
     finally:
         scheduler.close("finished")
 

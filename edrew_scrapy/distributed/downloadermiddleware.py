@@ -1,4 +1,4 @@
-"""Ends the lease of a request whose download failed for good."""
+"""Ends the lease of a request whose download failed for good, or once its errback's output is safe."""
 from __future__ import annotations
 
 from .leases import book_for
@@ -19,5 +19,10 @@ class LeaseDownloaderMiddleware:
         return cls(book_for(crawler))
 
     def process_exception(self, request, exception, spider=None):
-        self.book.output_done(self.book.held.get(request.meta.get(LEASE_META)))
+        lease = self.book.held.get(request.meta.get(LEASE_META))
+        if lease is not None and request.errback is not None:
+            # The errback runs next; its items and requests must be out before the ack.
+            self.book.follow_errback(request, lease)
+        else:
+            self.book.output_done(lease)
         return None

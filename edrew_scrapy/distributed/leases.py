@@ -10,7 +10,9 @@ process dies right after the acknowledgement:
   (item_scraped, item_dropped or item_error; the book's handlers run after the FeedExporter's, so the
   feeds have written the item before the ack marks it exported) and every request yielded for it is
   in Redis (the scheduler says so after its push);
-* or its download failed for good (LeaseDownloaderMiddleware.process_exception, the last one called);
+* or its download failed for good (LeaseDownloaderMiddleware.process_exception, the last one called)
+  and its errback, if it has one, has run: the errback's items and requests are followed as a
+  response's output is (they bypass the spider middlewares, so the downloader middleware wraps it);
 * or a downloader middleware replaced it with another request (a redirect, a retry), which the
   scheduler has pushed to Redis.
 
@@ -24,6 +26,7 @@ neither takes requests nor closes; it logs a warning and waits.
 """
 from __future__ import annotations
 
+import inspect
 import logging
 import weakref
 from collections import deque
@@ -32,8 +35,11 @@ from typing import Any, Deque, Dict, Optional, Set, Tuple
 
 from itemadapter import ItemAdapter
 from redis.exceptions import RedisError
-from scrapy import signals
+from scrapy import Request, signals
 from scrapy.exceptions import DontCloseSpider
+from scrapy.utils.misc import arg_to_iter
+from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
 
 from ..scrapy.resume import item_key, record_key
 from ..scrapy.signals import page_items_sent
@@ -171,6 +177,65 @@ class LeaseBook:
 
     def item_yielded(self, lease: Lease) -> None:
         lease.items += 1
+
+    def count(self, output: Any, lease: Optional[Lease]) -> None:
+        """One item or request of a leased request's output, on its way to the engine."""
+        if lease is None:
+            return
+        if isinstance(output, Request):
+            self.child(output, lease)
+        elif output is not None:
+            self.item_yielded(lease)
+
+    def follow_errback(self, request, lease: Lease) -> None:
+        """The download of `request` failed for good and its errback is about to run: Scrapy hands the
+        errback's output straight to the engine (no spider middleware sees it), so the errback is wrapped
+        to count each item and request of it; the lease ends once all of them are out and pushed."""
+        errback = request.errback
+
+        def counted_errback(failure):
+            try:
+                output = errback(failure)
+            except BaseException:
+                self.output_done(lease)
+                raise
+            return self._counted(output, lease)
+
+        request.errback = counted_errback
+
+    def _counted(self, output: Any, lease: Lease) -> Any:
+        if isinstance(output, (Failure, Deferred)):  # the download error goes on, or a deprecated Deferred
+            self.output_done(lease)
+            return output
+        if inspect.iscoroutine(output):
+            return self._counted_coroutine(output, lease)
+        if inspect.isasyncgen(output):
+            return self._counted_async(output, lease)
+        return self._counted_iter(output, lease)
+
+    async def _counted_coroutine(self, coroutine, lease: Lease) -> Any:
+        try:
+            output = await coroutine
+        except BaseException:
+            self.output_done(lease)
+            raise
+        return self._counted(output, lease)
+
+    async def _counted_async(self, outputs, lease: Lease):
+        try:
+            async for output in outputs:
+                self.count(output, lease)
+                yield output
+        finally:
+            self.output_done(lease)
+
+    def _counted_iter(self, outputs: Any, lease: Lease):
+        try:
+            for output in arg_to_iter(outputs):
+                self.count(output, lease)
+                yield output
+        finally:
+            self.output_done(lease)
 
     def items_sent(self, items, response, spider=None, **kwargs) -> None:
         """Items sent to the item pipelines for a leased response outside the spider's output (the page

@@ -1,8 +1,6 @@
 """Follows what a leased response yields, so that its lease ends only once all of it is safe."""
 from __future__ import annotations
 
-from scrapy import Request
-
 from .leases import book_for
 
 # The last spider middleware (below HttpErrorMiddleware's 50): it sees every item and request on
@@ -22,11 +20,7 @@ class LeaseSpiderMiddleware:
         lease = self.book.lease_of(response)
         try:
             async for output in result:
-                if lease is not None:
-                    if isinstance(output, Request):
-                        self.book.child(output, lease)
-                    elif output is not None:
-                        self.book.item_yielded(lease)
+                self.book.count(output, lease)
                 yield output
         finally:
             self.book.output_done(lease)
