@@ -33,6 +33,10 @@ class Spider(scrapy.Spider):
         yield page(failure.request.url)
         yield scrapy.Request("http://a/2", meta=dict(failure.request.meta))
 
+    def retry(self, failure):
+        """An errback that tries its request again, the usual way."""
+        yield failure.request.replace(dont_filter=True)
+
     def fail(self, failure):
         raise ValueError("errback failed")
 
@@ -355,6 +359,35 @@ def test_the_output_of_an_errback_holds_the_lease_of_its_failed_download(redis_s
         assert (counts.leased, counts.pending) == (0, 1)
         assert redis.smembers("s:edrew:exported") == {b"page\x1fhttp://a/1"}
         assert crawler.stats.get_value("edrew/redis/leases/acked") == 1
+    finally:
+        scheduler.close("finished")
+
+
+def test_a_retry_from_an_errback_carries_the_spiders_errback_into_redis(redis_server, redis):
+    """The lease's wrapper is the request's errback only until it runs: a retry the errback makes with
+    request.replace() carries the spider's own method, which Redis can store (a closure could not be)."""
+    from twisted.python.failure import Failure
+
+    from edrew_scrapy.distributed.downloadermiddleware import LeaseDownloaderMiddleware
+    from edrew_scrapy.distributed.scheduler import LeasingScheduler
+
+    crawler = get_crawler(Spider, {"REDIS_URL": redis_server.url, "ADDONS": {RedisAddon: 510}})
+    spider = Spider.from_crawler(crawler)
+    crawler.spider = spider
+    scheduler = LeasingScheduler.from_crawler(crawler)
+    scheduler.open(spider)
+    try:
+        scheduler.enqueue_request(scrapy.Request("http://a/1", errback=spider.retry))
+        request = scheduler.next_request()
+        LeaseDownloaderMiddleware.from_crawler(crawler).process_exception(request, TimeoutError(), spider)
+        failure = Failure(TimeoutError())
+        failure.request = request
+        [again] = list(request.errback(failure))
+        assert again.errback == spider.retry
+        assert scheduler.enqueue_request(again)
+        assert scheduler.queue.counts().leased == 0
+        stored = scheduler.next_request()
+        assert stored.url == "http://a/1" and stored.errback == spider.retry
     finally:
         scheduler.close("finished")
 

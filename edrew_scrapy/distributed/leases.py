@@ -194,6 +194,9 @@ class LeaseBook:
         errback = request.errback
 
         def counted_errback(failure):
+            # the spider's own errback back on the request: a retry the errback makes with
+            # request.replace() or copy() must carry a spider method, the only kind Redis can store
+            request.errback = errback
             try:
                 output = errback(failure)
             except BaseException:
