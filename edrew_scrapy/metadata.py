@@ -22,8 +22,10 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
+import threading
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from html import unescape as html_unescape
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
@@ -106,7 +108,8 @@ def _date_from_page(declared: Declared, text: str, url: Optional[str], today: Op
     if _declared_date(declared, today):
         return
     try:
-        declared.date_published = _url_date(url, today) or _htmldate(text, url, today, extensive)
+        language = _language(declared, declared.items) if extensive else None
+        declared.date_published = _url_date(url, today) or _htmldate(text, url, today, extensive, language)
     except Exception:  # noqa: BLE001 - htmldate's parsers on hostile text
         declared.skipped += ("date",)
 
@@ -428,16 +431,50 @@ def _url_date(url: Optional[str], today: Optional[_dt.date]) -> Optional[str]:
     return _htmldate(_NO_PAGE, url, today, False) if url else None
 
 
-def _htmldate(text: str, url: Optional[str], today: Optional[_dt.date], extensive: bool) -> Optional[str]:
+def _htmldate(text: str, url: Optional[str], today: Optional[_dt.date], extensive: bool,
+              language: Optional[str] = None) -> Optional[str]:
     import htmldate
+    import htmldate.extractors
 
     latest = today or _dt.date.today()
     # htmldate parses a string itself and prunes that tree in place (a tree of ours it would deep-copy
     # first); a string that starts with "http" and has no space it would fetch as a URL
     source = " " + text if text.startswith("http") and " " not in text else text
-    day = htmldate.find_date(source, extensive_search=extensive, original_date=True, url=url,
-                             min_date=f"{MIN_YEAR}-01-01", max_date=latest.isoformat())
+    if not extensive:
+        day = htmldate.find_date(source, extensive_search=False, original_date=True, url=url,
+                                 min_date=f"{MIN_YEAR}-01-01", max_date=latest.isoformat())
+        return _day(day, today) if day else None
+    parser = _date_parser(language.split("-")[0].lower()) if language else None
+    # htmldate takes no parser: ours stands in for its module's for this one search, under a lock, so a
+    # search in another thread neither gets it nor restores the wrong one
+    with _DATE_PARSER_LOCK:
+        shipped = htmldate.extractors.get_external_parser
+        if parser is not None:
+            htmldate.extractors.get_external_parser = lambda: parser
+        try:
+            day = htmldate.find_date(source, extensive_search=True, original_date=True, url=url,
+                                     min_date=f"{MIN_YEAR}-01-01", max_date=latest.isoformat())
+        finally:
+            htmldate.extractors.get_external_parser = shipped
     return _day(day, today) if day else None
+
+
+_DATE_PARSER_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=64)
+def _date_parser(code: str):
+    """dateparser for a page in language `code` ("es"): that language and English, None for one dateparser
+    lacks. htmldate's own parser tries every locale on each new text, some 40-200 times the CPU."""
+    from dateparser import DateDataParser
+    from dateparser.languages.loader import default_loader
+
+    if code not in default_loader.get_locale_map():
+        return None
+    # htmldate's own settings; only the languages differ
+    return DateDataParser(languages=sorted({code, "en"}), settings={
+        "NORMALIZE": True, "PARSERS": ["custom-formats", "absolute-time"], "PREFER_DATES_FROM": "past",
+        "PREFER_LOCALE_DATE_ORDER": True, "RETURN_AS_TIMEZONE_AWARE": False, "STRICT_PARSING": True})
 
 
 # ---- bylines ------------------------------------------------------------------------------------------

@@ -307,3 +307,22 @@ def test_a_page_that_starts_like_a_url_is_never_fetched(monkeypatch):
     monkeypatch.setattr(htmldate.utils, "fetch_url", lambda url, *a, **k: fetched.append(url))
     m = page_metadata("http://127.0.0.1:9/never", url="https://example.com/a", today=TODAY)
     assert fetched == [] and isinstance(m, Metadata)
+
+
+def test_the_text_search_parses_dates_in_the_declared_language():
+    import htmldate.extractors
+
+    class Article:
+        def predict(self, page):
+            return "article", 0.9
+
+    shipped = htmldate.extractors.get_external_parser
+    for lang, text in (("es", "martes 3 de febrero de 2024"), ("en", "Feb. 3, 2024"), ("", "Feb. 3, 2024"),
+                       ("es-MX", "martes 3 de febrero de 2024"), ("zz", "Feb. 3, 2024")):
+        html = (f'<html lang="{lang}"><head><title>Council</title></head><body><h1>Council</h1>'
+                f"<div><p>{text}</p></div><p>The council met on a rainy evening to vote.</p></body></html>")
+        page = serialize(html, url="https://news.example/council")
+        assert page_metadata(html, page, None, Article(), url=page.url, today=TODAY).date_published == "2024-02-03"
+        assert htmldate.extractors.get_external_parser is shipped  # htmldate's own parser is put back
+    assert metadata._date_parser("es") is metadata._date_parser("es")
+    assert metadata._date_parser("zz") is None  # a language dateparser lacks: htmldate's every-locale parser
