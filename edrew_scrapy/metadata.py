@@ -448,14 +448,17 @@ def _htmldate(text: str, url: Optional[str], today: Optional[_dt.date], extensiv
     # htmldate takes no parser: ours stands in for its module's for this one search, under a lock, so a
     # search in another thread neither gets it nor restores the wrong one
     with _DATE_PARSER_LOCK:
-        shipped = htmldate.extractors.get_external_parser
-        if parser is not None:
+        # an htmldate without that hook searches with its own parser, as before
+        shipped = getattr(htmldate.extractors, "get_external_parser", None)
+        swap = parser is not None and shipped is not None
+        if swap:
             htmldate.extractors.get_external_parser = lambda: parser
         try:
             day = htmldate.find_date(source, extensive_search=True, original_date=True, url=url,
                                      min_date=f"{MIN_YEAR}-01-01", max_date=latest.isoformat())
         finally:
-            htmldate.extractors.get_external_parser = shipped
+            if swap:
+                htmldate.extractors.get_external_parser = shipped
     return _day(day, today) if day else None
 
 
