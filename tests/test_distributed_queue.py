@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import contextmanager
 
 import pytest
 import scrapy
@@ -69,6 +70,23 @@ def queue(redis, lease_ms=60_000) -> LeaseQueue:
 
 def page(url: str) -> PageItem:
     return PageItem(url=url, title="T", text="text", nodes=[{"content": "text", "score": 0.9, "path": "/p[1]"}])
+
+
+@contextmanager
+def _leasing_scheduler(redis_server):
+    """A crawler wired as Scrapy wires it (the Redis add-on, its spider) and its leasing scheduler, open
+    on the test's redis-server; closed at the end."""
+    from edrew_scrapy.distributed.scheduler import LeasingScheduler
+
+    crawler = get_crawler(Spider, {"REDIS_URL": redis_server.url, "ADDONS": {RedisAddon: 510}})
+    spider = Spider.from_crawler(crawler)
+    crawler.spider = spider
+    scheduler = LeasingScheduler.from_crawler(crawler)
+    scheduler.open(spider)
+    try:
+        yield crawler, spider, scheduler
+    finally:
+        scheduler.close("finished")
 
 
 # ------------------------------------------------------------------ the queue
@@ -296,16 +314,10 @@ def test_the_items_of_a_callback_that_raised_hold_its_lease_until_they_are_out(r
     output: the lease waits for them as for yielded items (issue #38: it ended with the exception)."""
     from scrapy import signals
 
-    from edrew_scrapy.distributed.scheduler import LeasingScheduler
     from edrew_scrapy.distributed.spidermiddleware import LeaseSpiderMiddleware
     from edrew_scrapy.scrapy.signals import page_items_sent
 
-    crawler = get_crawler(Spider, {"REDIS_URL": redis_server.url, "ADDONS": {RedisAddon: 510}})
-    spider = Spider.from_crawler(crawler)
-    crawler.spider = spider
-    scheduler = LeasingScheduler.from_crawler(crawler)
-    scheduler.open(spider)
-    try:
+    with _leasing_scheduler(redis_server) as (crawler, spider, scheduler):
         scheduler.enqueue_request(scrapy.Request("http://a/1"))
         response = scrapy.http.HtmlResponse("http://a/1", body=b"<p>x</p>", request=scheduler.next_request())
         items = [page("http://a/1"), {"own": 1}]
@@ -319,8 +331,6 @@ def test_the_items_of_a_callback_that_raised_hold_its_lease_until_they_are_out(r
         assert scheduler.queue.counts().drained
         assert redis.smembers("s:edrew:exported") == {b"page\x1fhttp://a/1"}
         assert crawler.stats.get_value("edrew/redis/leases/acked") == 1
-    finally:
-        scheduler.close("finished")
 
 
 def test_the_output_of_an_errback_holds_the_lease_of_its_failed_download(redis_server, redis):
@@ -331,14 +341,8 @@ def test_the_output_of_an_errback_holds_the_lease_of_its_failed_download(redis_s
     from twisted.python.failure import Failure
 
     from edrew_scrapy.distributed.downloadermiddleware import LeaseDownloaderMiddleware
-    from edrew_scrapy.distributed.scheduler import LeasingScheduler
 
-    crawler = get_crawler(Spider, {"REDIS_URL": redis_server.url, "ADDONS": {RedisAddon: 510}})
-    spider = Spider.from_crawler(crawler)
-    crawler.spider = spider
-    scheduler = LeasingScheduler.from_crawler(crawler)
-    scheduler.open(spider)
-    try:
+    with _leasing_scheduler(redis_server) as (crawler, spider, scheduler):
         scheduler.enqueue_request(scrapy.Request("http://a/1", errback=spider.follow_up))
         request = scheduler.next_request()
         error = ConnectionRefusedError("refused")
@@ -359,8 +363,6 @@ def test_the_output_of_an_errback_holds_the_lease_of_its_failed_download(redis_s
         assert (counts.leased, counts.pending) == (0, 1)
         assert redis.smembers("s:edrew:exported") == {b"page\x1fhttp://a/1"}
         assert crawler.stats.get_value("edrew/redis/leases/acked") == 1
-    finally:
-        scheduler.close("finished")
 
 
 def test_a_retry_from_an_errback_carries_the_spiders_errback_into_redis(redis_server, redis):
@@ -369,14 +371,8 @@ def test_a_retry_from_an_errback_carries_the_spiders_errback_into_redis(redis_se
     from twisted.python.failure import Failure
 
     from edrew_scrapy.distributed.downloadermiddleware import LeaseDownloaderMiddleware
-    from edrew_scrapy.distributed.scheduler import LeasingScheduler
 
-    crawler = get_crawler(Spider, {"REDIS_URL": redis_server.url, "ADDONS": {RedisAddon: 510}})
-    spider = Spider.from_crawler(crawler)
-    crawler.spider = spider
-    scheduler = LeasingScheduler.from_crawler(crawler)
-    scheduler.open(spider)
-    try:
+    with _leasing_scheduler(redis_server) as (crawler, spider, scheduler):
         scheduler.enqueue_request(scrapy.Request("http://a/1", errback=spider.retry))
         request = scheduler.next_request()
         LeaseDownloaderMiddleware.from_crawler(crawler).process_exception(request, TimeoutError(), spider)
@@ -388,8 +384,6 @@ def test_a_retry_from_an_errback_carries_the_spiders_errback_into_redis(redis_se
         assert scheduler.queue.counts().leased == 0
         stored = scheduler.next_request()
         assert stored.url == "http://a/1" and stored.errback == spider.retry
-    finally:
-        scheduler.close("finished")
 
 
 @pytest.mark.parametrize("errback", ["follow_up_async", "follow_up_coroutine"])
@@ -402,14 +396,8 @@ def test_the_output_of_an_async_errback_holds_the_lease_too(redis_server, redis,
     from twisted.python.failure import Failure
 
     from edrew_scrapy.distributed.downloadermiddleware import LeaseDownloaderMiddleware
-    from edrew_scrapy.distributed.scheduler import LeasingScheduler
 
-    crawler = get_crawler(Spider, {"REDIS_URL": redis_server.url, "ADDONS": {RedisAddon: 510}})
-    spider = Spider.from_crawler(crawler)
-    crawler.spider = spider
-    scheduler = LeasingScheduler.from_crawler(crawler)
-    scheduler.open(spider)
-    try:
+    with _leasing_scheduler(redis_server) as (crawler, spider, scheduler):
         scheduler.enqueue_request(scrapy.Request("http://a/1", errback=getattr(spider, errback)))
         request = scheduler.next_request()
         LeaseDownloaderMiddleware.from_crawler(crawler).process_exception(request, TimeoutError(), spider)
@@ -429,8 +417,6 @@ def test_the_output_of_an_async_errback_holds_the_lease_too(redis_server, redis,
         crawler.signals.send_catch_log(signals.item_scraped, item=item, response=failure, spider=spider)
         assert scheduler.queue.counts().leased == 0
         assert redis.smembers("s:edrew:exported") == {b"page\x1fhttp://a/1"}
-    finally:
-        scheduler.close("finished")
 
 
 def test_an_errback_that_raises_or_a_request_without_one_ends_the_lease(redis_server, redis):
@@ -439,15 +425,9 @@ def test_an_errback_that_raises_or_a_request_without_one_ends_the_lease(redis_se
     from twisted.python.failure import Failure
 
     from edrew_scrapy.distributed.downloadermiddleware import LeaseDownloaderMiddleware
-    from edrew_scrapy.distributed.scheduler import LeasingScheduler
 
-    crawler = get_crawler(Spider, {"REDIS_URL": redis_server.url, "ADDONS": {RedisAddon: 510}})
-    spider = Spider.from_crawler(crawler)
-    crawler.spider = spider
-    scheduler = LeasingScheduler.from_crawler(crawler)
-    scheduler.open(spider)
-    middleware = LeaseDownloaderMiddleware.from_crawler(crawler)
-    try:
+    with _leasing_scheduler(redis_server) as (crawler, spider, scheduler):
+        middleware = LeaseDownloaderMiddleware.from_crawler(crawler)
         scheduler.enqueue_request(scrapy.Request("http://a/1"))
         scheduler.enqueue_request(scrapy.Request("http://a/2", errback=spider.fail))
         plain, with_errback = scheduler.next_request(), scheduler.next_request()
@@ -459,8 +439,6 @@ def test_an_errback_that_raises_or_a_request_without_one_ends_the_lease(redis_se
             with_errback.errback(Failure(ConnectionRefusedError("refused")))
         assert scheduler.queue.counts().drained
         assert crawler.stats.get_value("edrew/redis/leases/acked") == 2
-    finally:
-        scheduler.close("finished")
 
 
 # ------------------------------------------------------------------ merging the feeds
