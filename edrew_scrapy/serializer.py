@@ -19,13 +19,14 @@ from __future__ import annotations
 import gc
 import html as _html
 import re
+import sys
 import threading
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import fields
 from itertools import accumulate
 from operator import sub
-from typing import List, Optional, Union
+from typing import List, NamedTuple, Optional, Union
 from urllib.parse import urljoin
 
 from selectolax.lexbor import LexborHTMLParser
@@ -134,35 +135,70 @@ def _landmark(role: str, boilerplate: str, in_main: bool) -> tuple[str, bool]:
     return boilerplate, in_main
 
 
-class _El:
-    """One element of the document while it is being built (the thesis's tree node)."""
+class _Ctx(NamedTuple):
+    """What an element inherits from its ancestors. Most elements change none of it, so they share
+    their parent's object: one reference a record instead of five fields."""
 
-    __slots__ = ("name", "parent", "raw", "attrs", "segs", "tokens", "position", "depth", "hidden",
-                 "path", "step", "child_counts", "images", "wrapper", "in_head", "in_link", "boilerplate", "in_main",
-                 "has_text", "img_below")
+    hidden: bool
+    boilerplate: str  # "dialog", "nav", "footer" or "aside": such a container, here or above
+    in_main: bool     # an <article> or <main>, here or above
+    in_head: bool
+    in_link: bool     # inside an <a>: all its text is link text
 
-    def __init__(self, name, parent, raw, position, depth, hidden, step, wrapper, in_head,
-                 attrs=None, boilerplate="", in_main=False, in_link=False):
-        self.name = name
-        self.parent = parent          # index of the parent record, -1 for the document
-        self.raw = raw                # attribute text as written; parsed only for elements that matter
-        self.attrs: Optional[dict] = attrs
-        self.segs: list = []          # text (str) and child record indexes (int), in document order
-        self.tokens: Optional[list] = None  # set for the root and #overflow; other groups come per node
-        self.position = position      # countTags when it was opened
-        self.depth = depth
-        self.hidden = hidden
-        self.path: Optional[str] = None  # XPath, built when a node needs it
-        self.step = step              # (XPath name, index among same-name siblings)
-        self.child_counts: Optional[dict] = None
-        self.images: Optional[list] = None
-        self.wrapper = wrapper        # a wrapper tag with no content of its own (#WT)
-        self.in_head = in_head
-        self.in_link = in_link        # inside an <a>: all its text is link text
-        self.boilerplate = boilerplate  # "dialog", "nav", "footer" or "aside": such a container, here or above
-        self.in_main = in_main        # an <article> or <main>, here or above
-        self.has_text = False         # a text segment that is not all whitespace
-        self.img_below = False        # an <img> here or in a descendant
+
+_ROOT_CTX = _Ctx(False, "", False, False, False)
+# Names and attributes that can change an element's _Ctx; an element with neither shares its parent's.
+_CTX_TAGS = frozenset({"dialog", "nav", "footer", "aside", "article", "main", "head", "a"})
+_CTX_ATTRS = frozenset({"hidden", "style", "role", "aria-modal"})
+
+
+def _tag_ctx(name: str, ctx: _Ctx) -> _Ctx:
+    """The context of a `name` element under `ctx`, before its attributes are read."""
+    in_main = ctx.in_main or name == "article" or name == "main"
+    boilerplate = ctx.boilerplate or _BOILERPLATE_TAGS.get(name, "")
+    if boilerplate == "footer" and in_main:
+        boilerplate = ""  # an article's own footer (author, date, tags) can be its content
+    return _Ctx(ctx.hidden, boilerplate, in_main, ctx.in_head or name == "head", ctx.in_link or name == "a")
+
+
+def _attrs_ctx(attrs: dict, ctx: _Ctx) -> _Ctx:
+    """The context after the element's own attributes (parsed): hidden, a dialog, an ARIA landmark.
+    `ctx` itself when they change nothing, so that it stays shared."""
+    hidden, boilerplate, in_main = ctx.hidden, ctx.boilerplate, ctx.in_main
+    if hidden and boilerplate:
+        return ctx
+    if not hidden and ("hidden" in attrs or "style" in attrs):
+        hidden = _is_hidden(attrs)
+    if not boilerplate and ("role" in attrs or "aria-modal" in attrs) and _is_dialog(attrs):
+        boilerplate = "dialog"
+    if "role" in attrs:
+        boilerplate, in_main = _landmark(_aria_role(attrs), boilerplate, in_main)
+    if hidden == ctx.hidden and boilerplate == ctx.boilerplate and in_main == ctx.in_main:
+        return ctx
+    return _Ctx(hidden, boilerplate, in_main, ctx.in_head, ctx.in_link)
+
+
+def _raw_attrs_ctx(raw_attrs: str, ctx: _Ctx) -> _Ctx:
+    """_attrs_ctx on attribute text as written (our tokenizer's): parsed only when cheap checks on the
+    lower-cased text find a word the rules look for."""
+    hidden, boilerplate, in_main = ctx.hidden, ctx.boilerplate, ctx.in_main
+    if hidden and boilerplate:
+        return ctx
+    attrs = None
+    low = raw_attrs.lower()
+    if not hidden and ("hidden" in low or "none" in low):
+        attrs = parse_attributes(raw_attrs)
+        hidden = _is_hidden(attrs)
+    if not boilerplate and ("dialog" in low or "modal" in low):
+        if _is_dialog(attrs if attrs is not None else parse_attributes(raw_attrs)):
+            boilerplate = "dialog"
+    if "role" in low and _LANDMARK_WORD.search(low) and _names_a_landmark(low):
+        if attrs is None:
+            attrs = parse_attributes(raw_attrs)
+        boilerplate, in_main = _landmark(_aria_role(attrs), boilerplate, in_main)
+    if hidden == ctx.hidden and boilerplate == ctx.boilerplate and in_main == ctx.in_main:
+        return ctx
+    return _Ctx(hidden, boilerplate, in_main, ctx.in_head, ctx.in_link)
 
 
 def serialize(data: Union[bytes, bytearray, memoryview, str], *, encoding: Optional[str] = None,
@@ -260,37 +296,84 @@ _gc_paused.was_enabled = True
 
 
 class _Builder:
-    """Pass 1: keeps the thesis's state (countTags, current node, level) in one object per page."""
+    """Pass 1: keeps the thesis's state (countTags, current node, level) and the element records of one
+    page. A record is an index into parallel lists, not an object: a page has thousands of elements, and
+    an object each (its fields, its construction, its freeing) was most of pass 1's time."""
 
     def __init__(self, config: SerializerConfig, url: Optional[str]):
         self.cfg = config
         self.url = url
         self.base = url
         self.image_schemes = _image_schemes(url)
-        self.els: List[_El] = []
+        # the records; 0 is the document
+        self.names: List[str] = ["#document"]
+        self.parents: List[int] = [-1]
+        self.attrs: list = [""]         # lexbor's dict, or our tokenizer's attribute text (parsed on demand)
+        self.segs: List[list] = [[]]    # text (str) and child record indexes (int), in document order
+        self.positions: List[int] = [0]  # countTags when it was opened
+        self.depths: List[int] = [0]
+        self.ctxs: List[_Ctx] = [_ROOT_CTX]
+        self.has_text: List[bool] = [False]  # a text segment that is not all whitespace
+        self.wrappers: set = set()       # wrapper tags with no content of their own (#WT)
+        self.images_of: dict = {}        # record -> the image URLs of its own <img> children
+        self.img_below: set = set()      # records with an <img> here or in a descendant
+        self.overflow = -1               # the #overflow record, past max_elements
         self.count_tags = 0
         self.title = ""
         self.images: list = []
-        self.name_info, self.special_tags = _name_infos(config)
+        self.special_tags = _special_tags(config)
         self.keywords = tuple(config.keyword_tokens.items())
         self._base_seen = False
         self.truncated = False
         self.decoded = False  # text and attribute values arrive with their entities decoded
-        self._text_left = config.max_text_chars or -1  # characters of text still allowed; -1: no limit
+        self._text_left = config.max_text_chars or sys.maxsize  # characters of text still allowed
 
     def _count_text(self, value: str) -> None:
-        if self._text_left >= 0:
-            self._text_left -= len(value)
-            if self._text_left < 0:
-                raise _TooLarge("too-much-text")
+        self._text_left -= len(value)
+        if self._text_left < 0:
+            raise _TooLarge("too-much-text")
+
+    def _append(self, name: str, parent: int, attrs, ctx: _Ctx, wrapper: bool) -> int:
+        """Record an element under `parent` (countTags already advanced for it); its index."""
+        idx = len(self.names)
+        self.names.append(name)
+        self.parents.append(parent)
+        self.attrs.append(attrs)
+        self.segs.append([])
+        self.positions.append(self.count_tags)
+        self.depths.append(self.depths[parent] + 1)
+        self.ctxs.append(ctx)
+        self.has_text.append(False)
+        if wrapper:
+            self.wrappers.add(idx)
+        self.segs[parent].append(idx)
+        return idx
+
+    def _overflow_record(self, parent: int) -> int:
+        """Past max_elements the page is hostile or broken: its remaining text (no markup, no scripts)
+        goes into one element under `parent`, whose tokens are `#overflow|bucket` alone."""
+        self.truncated = True
+        self.overflow = idx = self._append("#overflow", parent, "", _ROOT_CTX, False)
+        return idx
+
+    def _add_image(self, src: str, parent: int) -> None:
+        """An <img> of the record `parent`, its URL as written (entities decoded)."""
+        src = (_resolve(self.base, src) or src) if self.base else src  # unresolvable: as written
+        if not _web_image(src, self.image_schemes):
+            return
+        self.images.append(src)
+        self.images_of.setdefault(parent, []).append(src)
+        # flag the ancestors, so that pass 2 looks for images only where there are some
+        img_below, parents = self.img_below, self.parents
+        k = parent
+        while k > 0 and k not in img_below:
+            img_below.add(k)
+            k = parents[k]
 
     # ---- pass 1: tokens -> element records ---------------------------------------------------
     def build(self, text: str) -> Page:
         cfg = self.cfg
-        els = self.els
-        root = _El("#document", -1, "", 0, 0, False, None, False, False)
-        root.tokens, root.path = [], ""
-        els.append(root)
+        names, segs_of, has_text = self.names, self.segs, self.has_text
         stack = [0]
         open_counts: dict = {}
         skip_with_content = cfg.skip_with_content
@@ -299,7 +382,7 @@ class _Builder:
         pending = None  # a START waiting to know whether text follows it (the thesis's CONTENT group)
         max_elements = cfg.max_elements
         special = self.special_tags
-        over = len(els) > max_elements  # checked per event as before; only _open adds records
+        over = len(names) > max_elements  # checked per event as before; only _open adds records
         for kind, value, raw_attrs, closed in events:
             if over:
                 self._overflow(kind, value, events, stack)
@@ -311,16 +394,16 @@ class _Builder:
                 if pending is not None:
                     self._open(pending, not blank, stack, open_counts)
                     pending = None
-                    over = len(els) > max_elements
-                el = els[stack[-1]]
-                el.segs.append(value)
+                    over = len(names) > max_elements
+                top = stack[-1]
+                segs_of[top].append(value)
                 if not blank:
-                    el.has_text = True
+                    has_text[top] = True
                 continue
             if pending is not None:
                 self._open(pending, False, stack, open_counts)
                 pending = None
-                over = len(els) > max_elements
+                over = len(names) > max_elements
             if kind == START:
                 name = value
                 if name not in special:  # the common case: skips the five checks below
@@ -348,12 +431,12 @@ class _Builder:
                 name = value
                 if open_counts.get(name):
                     while True:
-                        top = els[stack.pop()].name
+                        top = names[stack.pop()]
                         open_counts[top] -= 1
                         if top == name:
                             break
                 elif name == "br":  # browsers read </br> as <br>
-                    els[stack[-1]].segs.append(" ")
+                    segs_of[stack[-1]].append(" ")
         if pending is not None:
             self._open(pending, False, stack, open_counts)
         return _NodeBuilder(self).run()
@@ -361,166 +444,116 @@ class _Builder:
     # ---- pass 1 on lexbor's HTML5 tree ---------------------------------------------------------
     def build_tree(self, text: str) -> Page:
         """Pass 1 from the tree lexbor builds, the tree a browser builds: the same element records as
-        build(), read in document order. Entities come decoded, implied end tags are lexbor's."""
+        build(), read in document order. Entities come decoded, implied end tags are lexbor's.
+        One loop with _append inlined: it runs for every node of the page."""
         self.decoded = True
         cfg = self.cfg
-        els = self.els
-        root = _El("#document", -1, "", 0, 0, False, None, False, False)
-        root.tokens, root.path = [], ""
-        els.append(root)
+        names, parents, attrs_of, segs_of = self.names, self.parents, self.attrs, self.segs
+        positions, depths, ctxs, has_text = self.positions, self.depths, self.ctxs, self.has_text
         special = self.special_tags
         skip_with_content, skip_tags = cfg.skip_with_content, cfg.skip_tags
+        wrapper_tags, repeating = cfg.wrapper_tags, cfg.repeating_tags
         max_elements = cfg.max_elements
+        count_tags = 0
+        text_left = self._text_left
         node = LexborHTMLParser(_close_self_closed_raw_text(text)).root
-        parent = 0
-        todo: list = []  # (next sibling, its parent record) for each element being descended into
-        rest: Optional[_El] = None  # the #overflow record, past max_elements
+        # the record the next nodes belong to, and what its children read of it
+        parent, segs, ctx, depth = 0, segs_of[0], _ROOT_CTX, 0
+        todo: list = []  # for each node being descended into: its next sibling and the state above
+        overflow = False
         while node is not None:
             tag = node.tag
             child = None
-            below = parent  # the record the children of this node belong to
             if tag == "-text":
                 value = node.text_content
-                self._count_text(value)
-                el = els[parent] if rest is None else rest
-                el.segs.append(value)
+                text_left -= len(value)
+                if text_left < 0:
+                    raise _TooLarge("too-much-text")
+                segs.append(value)
                 # a no-break space counts as text: our tokenizer saw `&nbsp;` undecoded, and it joins
                 # inline siblings into one sentence ("Advertiser:&nbsp;<span>name</span>")
-                if not el.has_text and (not value.isspace() or "\xa0" in value):
-                    el.has_text = True
+                if not has_text[parent] and (not value.isspace() or "\xa0" in value):
+                    has_text[parent] = True
             elif not tag or tag[0] == "-" or tag[0] == "!":  # comments, processing instructions
                 pass
-            elif rest is not None:
+            elif overflow:
                 if tag not in skip_with_content:
-                    rest.segs.append(" ")
+                    segs.append(" ")
                     child = node.child
-            elif tag not in special:
+            elif tag not in special:  # an element that is a record (special names are all below)
                 child = node.child
-                if child is None:
-                    has_content = False
-                else:  # the CONTENT group: text (not only white space) first inside the element
-                    first = child.tag
-                    has_content = (_not_blank(child.text_content) if first == "-text" else
-                                   first == "-comment" and _starts_with_text(child))
-                below = self._open_node(tag, node.attributes, has_content, parent)
-                if len(els) > max_elements:
-                    rest = self._overflow_record()
+                attrs = node.attributes
+                if tag in wrapper_tags and (child is None or not (
+                        # the CONTENT group: text (not only white space) first inside the element
+                        _not_blank(child.text_content) if child.tag == "-text" else _starts_with_text(child))):
+                    wrapper = True
+                else:
+                    wrapper = False
+                    if tag not in repeating:
+                        count_tags += 1
+                c = ctx
+                if tag in _CTX_TAGS:
+                    c = _tag_ctx(tag, c)
+                if attrs and not _CTX_ATTRS.isdisjoint(attrs):
+                    c = _attrs_ctx(attrs, c)
+                idx = len(names)
+                names.append(tag)
+                parents.append(parent)
+                attrs_of.append(attrs)  # bare attributes (`<p hidden>`) have None: read as "" later
+                own: list = []
+                segs_of.append(own)
+                positions.append(count_tags)
+                depths.append(depth + 1)
+                ctxs.append(c)
+                has_text.append(False)
+                if wrapper:
+                    self.wrappers.add(idx)
+                segs.append(idx)
+                if idx >= max_elements:
+                    self.count_tags = count_tags
+                    rest = self._overflow_record(1)  # under the first element (<html>)
+                    # everything from here on is the #overflow record's text, at every level
+                    overflow = True
+                    todo = [(nxt, rest, segs_of[rest], _ROOT_CTX, 0) for nxt, *_ in todo]
+                    parent, segs = rest, segs_of[rest]
+                elif child is not None:
+                    todo.append((node.next, parent, segs, ctx, depth))
+                    node, parent, segs, ctx, depth = child, idx, own, c, depth + 1
+                    continue
             elif tag in skip_with_content:
                 pass
             elif tag == "title":
                 if not self.title:
                     title = node.text(deep=True)
-                    self._count_text(title)
+                    text_left -= len(title)
+                    if text_left < 0:
+                        raise _TooLarge("too-much-text")
                     self.title = " ".join(title.split())
-                self.count_tags += 1
+                count_tags += 1
             elif tag in skip_tags:  # transparent (noscript), or void (link, meta, base, input, area)
                 if tag == "base":
                     self._base_href(node.attributes.get("href"))
                 child = node.child
-            elif tag in VOID_TAGS:
-                self._void_node(tag, node, parent)
-            else:
-                child = node.child
-                below = self._open_node(tag, node.attributes, _starts_with_text(child), parent)
-                if len(els) > max_elements:
-                    rest = self._overflow_record()
-            if child is not None:
-                todo.append((node.next, parent))
-                node, parent = child, below
+            elif tag == "br":  # a void element: no level, no tag for countTags; it separates words
+                segs.append(" ")
+            elif tag != "wbr":  # the other void elements
+                count_tags += 1
+                if tag == "img":
+                    attrs = node.attributes
+                    src = next((attrs[a] for a in _IMG_SRC_ATTRS if attrs.get(a)), None)
+                    if src:
+                        self._add_image(src.strip(), parent)
+            if child is not None:  # into a node that opens no record (noscript, or past max_elements)
+                todo.append((node.next, parent, segs, ctx, depth))
+                node = child
             else:
                 node = node.next
             while node is None and todo:
-                node, parent = todo.pop()
-        if rest is not None:
-            rest.has_text = _has_text(rest)
+                node, parent, segs, ctx, depth = todo.pop()
+        self.count_tags = count_tags
+        if overflow:
+            has_text[self.overflow] = _text_in(segs_of[self.overflow])
         return _NodeBuilder(self).run()
-
-    def _overflow_record(self) -> _El:
-        """Past max_elements: the rest of the page's text goes, without markup, into one element under
-        <html>, as build() does (see _overflow)."""
-        self.truncated = True
-        els = self.els
-        parent = 1 if len(els) > 1 else 0
-        rest = _El("#overflow", parent, "", self.count_tags, els[parent].depth + 1, False, None, False, False)
-        rest.tokens = [("#overflow", self.count_tags)]
-        rest.path = _Paths(els, self.cfg.max_path_depth).of(parent) + "/*[last()]"
-        els.append(rest)
-        els[parent].segs.append(len(els) - 1)
-        return rest
-
-    def _inherit(self, name: str, has_content: bool, parent: _El) -> tuple:
-        """What an element takes from its name and its parent, before its own attributes are read:
-        (sibling key, wrapper, hidden, in_main, boilerplate)."""
-        info = self.name_info.get(name) or _name_info(self.name_info, name, self.cfg)
-        key, wrapper_tag, counted, boilerplate_tag, main_tag = info
-        wrapper = wrapper_tag and not has_content
-        if counted and not wrapper:
-            self.count_tags += 1
-        in_main = parent.in_main or main_tag
-        boilerplate = parent.boilerplate or boilerplate_tag
-        if boilerplate == "footer" and in_main:
-            boilerplate = ""  # an article's own footer (author, date, tags) can be its content
-        return key, wrapper, parent.hidden, in_main, boilerplate
-
-    def _append(self, name: str, parent_idx: int, raw, hidden: bool, key: str, wrapper: bool, attrs,
-                boilerplate: str, in_main: bool) -> int:
-        """Record an element under parent_idx; its index."""
-        els = self.els
-        parent = els[parent_idx]
-        counts = parent.child_counts
-        if counts is None:
-            counts = parent.child_counts = {}
-        k = counts[key] = counts.get(key, 0) + 1
-        idx = len(els)
-        els.append(_El(name, parent_idx, raw, self.count_tags, parent.depth + 1, hidden, (key, k), wrapper,
-                       parent.in_head or name == "head", attrs, boilerplate, in_main,
-                       parent.in_link or name == "a"))
-        parent.segs.append(idx)
-        return idx
-
-    def _open_node(self, name: str, attrs: dict, has_content: bool, parent_idx: int) -> int:
-        """_open for an element of lexbor's tree (attributes already parsed and decoded)."""
-        key, wrapper, hidden, in_main, boilerplate = self._inherit(name, has_content, self.els[parent_idx])
-        raw = ""
-        if attrs:
-            if None in attrs.values():  # a bare attribute (`<p hidden>`): "" as in parse_attributes
-                attrs = {k: v or "" for k, v in attrs.items()}
-            raw = attrs  # made the caches' key, a tuple of its pairs, when pass 2 needs it
-            if not (hidden and boilerplate):
-                if not hidden and ("hidden" in attrs or "style" in attrs):
-                    hidden = _is_hidden(attrs)
-                if not boilerplate and ("role" in attrs or "aria-modal" in attrs) and _is_dialog(attrs):
-                    boilerplate = "dialog"
-                if "role" in attrs:
-                    boilerplate, in_main = _landmark(_aria_role(attrs), boilerplate, in_main)
-        return self._append(name, parent_idx, raw, hidden, key, wrapper, attrs, boilerplate, in_main)
-
-    def _void_node(self, name: str, node, parent_idx: int) -> None:
-        """_void for an element of lexbor's tree."""
-        parent = self.els[parent_idx]
-        if name == "br":
-            parent.segs.append(" ")
-            return
-        if name == "wbr":
-            return
-        self.count_tags += 1
-        if name == "img":
-            attrs = node.attributes
-            src = next((attrs[a] for a in _IMG_SRC_ATTRS if attrs.get(a)), None)
-            if src:
-                src = src.strip()
-                src = (_resolve(self.base, src) or src) if self.base else src  # unresolvable: as written
-                if not _web_image(src, self.image_schemes):
-                    return
-                self.images.append(src)
-                if parent.images is None:
-                    parent.images = []
-                parent.images.append(src)
-                els = self.els
-                k = parent_idx
-                while k > 0 and not els[k].img_below:
-                    els[k].img_below = True
-                    k = els[k].parent
 
     def _base_href(self, href: Optional[str]) -> None:
         """_base for lexbor's tree (the href comes decoded)."""
@@ -532,18 +565,10 @@ class _Builder:
                 self.base = base
 
     def _overflow(self, kind: int, value: str, events, stack: list) -> None:
-        """Past max_elements the page is hostile or broken: keep its remaining text (no markup,
-        no scripts) in one element under <body> level, at the cost of the tokenizer alone."""
-        self.truncated = True
-        els = self.els
-        parent = stack[1] if len(stack) > 1 else 0
-        rest = _El("#overflow", parent, "", self.count_tags, els[parent].depth + 1, False, None, False, False)
-        rest.tokens = [("#overflow", self.count_tags)]
-        rest.path = _Paths(els, self.cfg.max_path_depth).of(parent) + "/*[last()]"
-        idx = len(els)
-        els.append(rest)
-        els[parent].segs.append(idx)
-        segs = rest.segs
+        """_overflow_record for our tokenizer: the rest of the page's text at the cost of the tokenizer
+        alone."""
+        rest = self._overflow_record(stack[1] if len(stack) > 1 else 0)
+        segs = self.segs[rest]
         if kind == TEXT:
             self._count_text(value)
             segs.append(value)
@@ -557,7 +582,7 @@ class _Builder:
                     self._skip_raw(events)
                 else:
                     segs.append(" ")
-        rest.has_text = _has_text(rest)
+        self.has_text[rest] = _text_in(segs)
 
     def _skip_raw(self, events) -> None:
         """Drop a raw-text body (script, style, ...) the tokenizer delivered as TEXT + END."""
@@ -577,9 +602,8 @@ class _Builder:
         self.count_tags += 1  # <title> is a regular tag for countTags, but its text is Page.title
 
     def _void(self, name: str, raw_attrs: str, stack: list) -> None:
-        parent = self.els[stack[-1]]
         if name == "br":  # does not open a level nor advance countTags; it separates words
-            parent.segs.append(" ")
+            self.segs[stack[-1]].append(" ")
             return
         if name == "wbr":
             return
@@ -588,24 +612,7 @@ class _Builder:
             attrs = parse_attributes(raw_attrs)
             src = next((attrs[a] for a in _IMG_SRC_ATTRS if attrs.get(a)), None)
             if src:
-                src = _html.unescape(src.strip())
-                src = (_resolve(self.base, src) or src) if self.base else src  # unresolvable: as written
-                if not _web_image(src, self.image_schemes):
-                    return
-                self.images.append(src)
-                if parent.images is None:
-                    parent.images = []
-                parent.images.append(src)
-                self._mark_image(stack)
-
-    def _mark_image(self, stack: list) -> None:
-        """Flag the ancestors of an image, so that pass 2 looks for images only where there are some."""
-        els = self.els
-        for k in reversed(stack):
-            el = els[k]
-            if el.img_below:
-                return
-            el.img_below = True
+                self._add_image(_html.unescape(src.strip()), stack[-1])
 
     def _base(self, raw_attrs: str) -> None:
         """<base href> sets the URL images resolve against (SWDE pages start with one)."""
@@ -618,14 +625,14 @@ class _Builder:
                 self.base = base
 
     def _close_implied(self, name: str, stack: list, open_counts: dict) -> None:
-        els = self.els
+        names = self.names
         if open_counts.get("head") and name not in _HEAD_CONTENT:
             # browsers end an unclosed <head> at <body> or at the first element of the page's body
             while open_counts.get("head"):
                 self._pop(stack, open_counts)
         if name in _CLOSES_P and open_counts.get("p"):
             self._close_to("p", _P_SCOPE, stack, open_counts)
-        if name in _HEADINGS and els[stack[-1]].name in _HEADINGS:
+        if name in _HEADINGS and names[stack[-1]] in _HEADINGS:
             self._pop(stack, open_counts)
         rule = _IMPLIED.get(name)
         if rule is not None:
@@ -635,9 +642,9 @@ class _Builder:
                     self._close_to(t, scope, stack, open_counts)
 
     def _close_to(self, target: str, scope: frozenset, stack: list, open_counts: dict) -> None:
-        els = self.els
+        names = self.names
         for k in range(len(stack) - 1, max(0, len(stack) - _SCOPE_LOOKBACK), -1):
-            n = els[stack[k]].name
+            n = names[stack[k]]
             if n == target:
                 while len(stack) > k:
                     self._pop(stack, open_counts)
@@ -646,26 +653,21 @@ class _Builder:
                 return
 
     def _pop(self, stack: list, open_counts: dict) -> None:
-        open_counts[self.els[stack.pop()].name] -= 1
+        open_counts[self.names[stack.pop()]] -= 1
 
     def _open(self, pending: tuple, has_content: bool, stack: list, open_counts: dict) -> None:
         name, raw_attrs, closed = pending
-        parent_idx = stack[-1]
-        key, wrapper, hidden, in_main, boilerplate = self._inherit(name, has_content, self.els[parent_idx])
-        attrs = None
-        if raw_attrs and not (hidden and boilerplate):
-            low = raw_attrs.lower()
-            if not hidden and ("hidden" in low or "none" in low):  # cheap pre-checks before parsing
-                attrs = parse_attributes(raw_attrs)
-                hidden = _is_hidden(attrs)
-            if not boilerplate and ("dialog" in low or "modal" in low):
-                if _is_dialog(attrs if attrs is not None else parse_attributes(raw_attrs)):
-                    boilerplate = "dialog"
-            if "role" in low and _LANDMARK_WORD.search(low) and _names_a_landmark(low):  # cheap first
-                if attrs is None:
-                    attrs = parse_attributes(raw_attrs)
-                boilerplate, in_main = _landmark(_aria_role(attrs), boilerplate, in_main)
-        idx = self._append(name, parent_idx, raw_attrs, hidden, key, wrapper, attrs, boilerplate, in_main)
+        cfg = self.cfg
+        parent = stack[-1]
+        wrapper = name in cfg.wrapper_tags and not has_content
+        if not wrapper and name not in cfg.repeating_tags:
+            self.count_tags += 1
+        ctx = self.ctxs[parent]
+        if name in _CTX_TAGS:
+            ctx = _tag_ctx(name, ctx)
+        if raw_attrs:
+            ctx = _raw_attrs_ctx(raw_attrs, ctx)
+        idx = self._append(name, parent, raw_attrs, ctx, wrapper)
         if not closed:
             stack.append(idx)
             open_counts[name] = open_counts.get(name, 0) + 1
@@ -706,30 +708,19 @@ _NODE_FIELDS = ("index", "tag", "content", "retps", "bucket", "parent", "path", 
 if tuple(f.name for f in fields(Node)) != _NODE_FIELDS:
     raise ImportError("edrew_scrapy.page.Node changed its fields: update _NODE_FIELDS and _NodeBuilder.run")
 
-_NAME_INFOS: dict = {}
+_SPECIAL_TAGS: dict = {}
 
 
-def _name_infos(cfg: SerializerConfig) -> tuple:
-    """Per-tag-name facts for _open and the start tags build() handles apart, shared by the pages of
-    one tag configuration."""
-    key = (cfg.wrapper_tags, cfg.repeating_tags, cfg.skip_with_content, cfg.skip_tags)
-    got = _NAME_INFOS.get(key)
+def _special_tags(cfg: SerializerConfig) -> frozenset:
+    """The start tags pass 1 treats apart from the rest (no record of their own, or a void one), shared
+    by the pages of one tag configuration."""
+    key = (cfg.skip_with_content, cfg.skip_tags)
+    got = _SPECIAL_TAGS.get(key)
     if got is None:
-        if len(_NAME_INFOS) > 16:
-            _NAME_INFOS.clear()
-        # start tags that build() treats apart from the rest
-        special = cfg.skip_with_content | cfg.skip_tags | VOID_TAGS | {"base", "title"}
-        got = _NAME_INFOS[key] = ({}, special)
+        if len(_SPECIAL_TAGS) > 16:
+            _SPECIAL_TAGS.clear()
+        got = _SPECIAL_TAGS[key] = cfg.skip_with_content | cfg.skip_tags | VOID_TAGS | {"base", "title"}
     return got
-
-
-def _name_info(infos: dict, name: str, cfg: SerializerConfig) -> tuple:
-    """(XPath step name, wrapper tag, advances countTags, boilerplate container, article/main)."""
-    info = (_xpath_name(name), name in cfg.wrapper_tags, name not in cfg.repeating_tags,
-            _BOILERPLATE_TAGS.get(name, ""), name == "article" or name == "main")
-    if len(infos) < 10000:  # custom element names are unbounded on hostile pages
-        infos[name] = info
-    return info
 
 
 # Containers whose text is never the page's main content (HTML semantics); `footer` only outside an
@@ -802,8 +793,8 @@ class _NodeBuilder:
 
     def run(self) -> Page:
         b, cfg = self.b, self.cfg
-        els = b.els
-        n = len(els)
+        names, parents, segs_of, ctxs = b.names, b.parents, b.segs, b.ctxs
+        n = len(names)
         count_tags = max(b.count_tags, 1)
         formatter, inline = cfg.formatter_tags, cfg.inline_tags
         merge_mixed = cfg.merge_inline_in_mixed_content
@@ -811,24 +802,22 @@ class _NodeBuilder:
         # a page of 200,000 nested <span> does not copy its text 200,000 times.
         height = [0] * n
         for i in range(n - 1, 0, -1):
-            el = els[i]
             h = height[i]
-            p = el.parent
-            if h < 0 or el.name not in inline:
+            p = parents[i]
+            if h < 0 or names[i] not in inline:
                 height[p] = -1
             elif height[p] >= 0 and h + 1 > height[p]:
                 height[p] = h + 1
         absorbed = [False] * n
-        mixed = [el.has_text for el in els]  # text of its own: mixed content if it has children
+        mixed = b.has_text  # text of its own: mixed content if it has children
         takes = [False] * n  # has an absorbed child
         nonleaf = [False] * n  # has a child that is not absorbed (no <#CNT>)
         for i in range(1, n):
-            el = els[i]
-            p = el.parent
+            p = parents[i]
             if absorbed[p]:
                 absorbed[i] = True
             elif 0 <= height[i] <= _MAX_MERGE_HEIGHT and (
-                    el.name in formatter or (merge_mixed and mixed[p] and el.name in inline)):
+                    names[i] in formatter or (merge_mixed and mixed[p] and names[i] in inline)):
                 absorbed[i] = True
                 takes[p] = True
             else:
@@ -838,10 +827,10 @@ class _NodeBuilder:
         links: dict = {}
         for i in range(n - 1, 0, -1):
             if absorbed[i]:
-                parts, lc = self._join(els[i], full, links)
+                parts, lc = _join(segs_of[i], full, links)
                 text = "".join(parts)
                 full[i] = text
-                links[i] = len(text) if els[i].name == "a" else lc
+                links[i] = len(text) if names[i] == "a" else lc
         nodes: List[Node] = []
         node_of = [-1] * n
         near = [-1] * n  # nearest ancestor that is a node
@@ -853,40 +842,44 @@ class _NodeBuilder:
         fib = cfg.fibonacci_buckets
         max_tokens = cfg.retps_max_tokens
         currencies = cfg.currency_symbols
-        paths = _Paths(els, cfg.max_path_depth)
+        paths = _Paths(b, cfg.max_path_depth)
         has_images = bool(b.images)
         decoded = b.decoded
+        positions, depths = b.positions, b.depths
         for i in range(1, n):
-            el = els[i]
-            p = el.parent
+            p = parents[i]
             near[i] = node_of[p] if node_of[p] >= 0 else near[p]
-            if absorbed[i] or not (mixed[i] or takes[i]) or el.in_head or el.name in _NO_NODE:
+            if absorbed[i] or not (mixed[i] or takes[i]):
                 continue
-            segs = el.segs
+            ctx = ctxs[i]
+            name = names[i]
+            if ctx.in_head or name in _NO_NODE:
+                continue
+            segs = segs_of[i]
             if len(segs) == 1 and type(segs[0]) is str:  # the common leaf: one run of text
                 raw, lc = segs[0], 0
             else:
-                parts, lc = self._join(el, full, links)
+                parts, lc = _join(segs, full, links)
                 raw = "".join(parts)
             if not raw or raw.isspace():
                 continue
             content = " ".join((_html.unescape(raw) if "&" in raw and not decoded else raw).split())
             if not content:
                 continue
-            chain = self.chains[i] or self._chain(i)
+            chain = self._chain(i)
             if not nonleaf[i]:  # a leaf: <#CNT>, and <#> before it when the text starts with money
                 chain = ((MONEY, CNT) if content.startswith(currencies) else (CNT,)) + chain
-            bucket = self._bucket(el.position) if el.position else fib[0]
+            position = positions[i]
             idx = len(nodes)
             node_of[i] = idx
             # positional (in _NODE_FIELDS order): keyword arguments cost 1.4 us more per node
             nodes.append(Node(
-                idx, el.name, content, SEP.join(chain[:max_tokens]), bucket, near[i], paths.of(i) or "/",
-                self._attrs(el, True), el.hidden, el.boilerplate,
-                self._images(i, absorbed, mixed) if has_images else [], el.depth,
-                len(content) if el.in_link else min(lc, len(content)), el.position,
+                idx, name, content, SEP.join(chain[:max_tokens]), self._bucket(position) if position else fib[0],
+                near[i], paths.of(i) or "/", self._attrs(i), ctx.hidden, ctx.boilerplate,
+                self._images(i, absorbed, mixed) if has_images else [], depths[i],
+                len(content) if ctx.in_link else min(lc, len(content)), position,
             ))
-        text_root = "".join(s for s in els[0].segs if type(s) is str)
+        text_root = "".join(s for s in segs_of[0] if type(s) is str)
         text_root = " ".join((text_root if decoded else _unescape(text_root)).split())
         if text_root:  # text outside any element (a plain-text "page")
             nodes.insert(0, Node(index=0, tag="#document", content=text_root, retps=CNT,
@@ -897,82 +890,64 @@ class _NodeBuilder:
         return Page(url=b.url, nodes=nodes, title=b.title, count_tags=b.count_tags, n_elements=n - 1,
                     images=b.images, truncated=b.truncated)
 
-    def _join(self, el: _El, full: dict, links: dict):
-        parts = []
-        lc = 0
-        for s in el.segs:
-            if type(s) is str:
-                parts.append(s)
-            else:
-                t = full.get(s)
-                if t is not None:
-                    parts.append(t)
-                    lc += links[s]
-                else:  # a child that is a node of its own still separates words
-                    parts.append(" ")
-        return parts, lc
-
     def _bucket(self, position: int) -> int:
         if 0 <= position < len(self.buckets):
             return self.buckets[position]
         return fibonacci_bucket(position, self.count_tags, self.cfg.fibonacci_buckets)
 
-    def _attrs(self, el: _El, copy: bool) -> dict:
-        """The element's attributes; pages repeat the same attribute text, so it is parsed once
-        per page (a node gets its own copy of the dict)."""
-        if el.attrs is not None:
-            return el.attrs
-        got = self.parsed.get(el.raw)
+    def _parsed(self, attrs) -> dict:
+        """The element's attributes as a dict, not to be changed. Our tokenizer's attribute text is parsed
+        once per process for the texts pages repeat."""
+        if type(attrs) is not str:
+            return attrs
+        got = self.parsed.get(attrs)
         if got is None:
-            got = parse_attributes(el.raw)
-            if len(el.raw) <= _SHARED_MAX_CHARS:
-                self.parsed[el.raw] = got
-        if copy:
-            el.attrs = got = dict(got)
+            got = parse_attributes(attrs)
+            if len(attrs) <= _SHARED_MAX_CHARS:
+                self.parsed[attrs] = got
         return got
 
-    def _group(self, el: _El) -> tuple:
-        """The element's token group, reversed and rendered (`name|bucket` last). The tokens after
-        the name depend only on the attribute text and the hidden flag: memoised on those."""
-        if el.tokens is not None:  # the #overflow record
-            return tuple(f"{t[0]}|{self._bucket(t[1])}" if type(t) is tuple else t for t in reversed(el.tokens))
-        if el.wrapper:
-            return (WT_PREFIX + el.name,)
-        raw = el.raw
-        if type(raw) is dict:
-            raw = el.raw = tuple(raw.items())
-        key = (raw, el.hidden)
-        tail = self.group_tails.get(key)
-        if tail is None:
-            tail = self.b.group_tail(self._attrs(el, False), el.hidden)
-            if _cacheable(raw):
-                self.group_tails[key] = tail
-        return tail + (f"{el.name}|{self._bucket(el.position)}",)
+    def _attrs(self, i: int) -> dict:
+        """A node's own dict of its element's attributes, a bare one's value "" as parse_attributes has it."""
+        attrs = self.b.attrs[i]
+        if type(attrs) is str:
+            return dict(self._parsed(attrs))
+        return {k: v or "" for k, v in attrs.items()} if None in attrs.values() else attrs
 
     def _chain(self, i: int) -> tuple:
-        """Reversed tokens from element i up to the root, at most max_tokens (memoised per element)."""
-        els = self.b.els
+        """Reversed tokens from element i up to the root, at most max_tokens (memoised per element).
+        An element's group is its token-group tail, memoised on its attributes and hidden flag, then
+        `name|bucket`; a wrapper's is `#WTname`."""
+        b = self.b
+        parents = b.parents
         chains = self.chains
-        max_tokens = self.cfg.retps_max_tokens
         # climb to the nearest memoised ancestor (or the root) without recursion
         path = []
         j = i
         while chains[j] is None:
             path.append(j)
-            j = els[j].parent
+            j = parents[j]
         below = chains[j]
+        names, attrs_of, ctxs, positions, wrappers = b.names, b.attrs, b.ctxs, b.positions, b.wrappers
         tails = self.group_tails
         suffixes = self.suffixes
+        max_tokens = self.cfg.retps_max_tokens
         for j in reversed(path):
-            el = els[j]
-            raw = el.raw
-            if type(raw) is dict:  # lexbor's attributes: their (name, value) pairs are the cache key
-                raw = el.raw = tuple(raw.items())
-            tail = None if el.wrapper or el.tokens is not None else tails.get((raw, el.hidden))
-            if tail is None:
-                group = self._group(el)
-            else:  # the common case, inlined (positions never pass countTags)
-                group = tail + (el.name + suffixes[el.position],)
+            if j in wrappers:
+                group = (WT_PREFIX + names[j],)
+            else:
+                attrs = attrs_of[j]
+                hidden = ctxs[j].hidden
+                if not attrs:  # none (the #overflow record has none either)
+                    tail = _HIDE_TAIL if hidden else ()
+                else:  # lexbor's dict is keyed by its (name, value) pairs, attribute text by itself
+                    key = (attrs if type(attrs) is str else tuple(attrs.items()), hidden)
+                    tail = tails.get(key)
+                    if tail is None:
+                        tail = b.group_tail(self._parsed(attrs), hidden)
+                        if _cacheable(key[0]):
+                            tails[key] = tail
+                group = tail + (names[j] + suffixes[positions[j]],)  # positions never pass countTags
             room = max_tokens - len(group)
             # a slice that keeps the whole tuple returns it without copying
             below = group + below[:room] if room > 0 else (group + below)[:max_tokens]
@@ -981,23 +956,45 @@ class _NodeBuilder:
 
     def _images(self, i: int, absorbed: list, mixed: list) -> list:
         """Images of the element and of its non-text children up to max_image_bubble levels down."""
-        els = self.b.els
-        if not els[i].img_below:
+        b = self.b
+        if i not in b.img_below:
             return []
-        out = list(els[i].images or ())
-        frontier = [s for s in els[i].segs if type(s) is int]
+        images_of, segs_of = b.images_of, b.segs
+        out = list(images_of.get(i, ()))
+        frontier = [s for s in segs_of[i] if type(s) is int]
         for _ in range(self.cfg.max_image_bubble):
             nxt = []
             for c in frontier:
-                ce = els[c]
                 if absorbed[c] or not mixed[c]:
-                    if ce.images:
-                        out.extend(ce.images)
-                    nxt.extend(s for s in ce.segs if type(s) is int)
+                    images = images_of.get(c)
+                    if images:
+                        out.extend(images)
+                    nxt.extend(s for s in segs_of[c] if type(s) is int)
             frontier = nxt
             if not frontier or len(out) > 50:
                 break
         return out
+
+
+_HIDE_TAIL = (HIDE,)
+
+
+def _join(segs: list, full: dict, links: dict) -> tuple:
+    """An element's text: its own runs and its absorbed children's, a space for each other child; and
+    how many of those characters are link text."""
+    parts = []
+    lc = 0
+    for s in segs:
+        if type(s) is str:
+            parts.append(s)
+        else:
+            t = full.get(s)
+            if t is not None:
+                parts.append(t)
+                lc += links[s]
+            else:  # a child that is a node of its own still separates words
+                parts.append(" ")
+    return parts, lc
 
 
 def _bucket_tables(count_tags: int, fib: tuple, max_size: int) -> tuple:
@@ -1058,32 +1055,53 @@ def _shared_caches(keywords: tuple, max_classes: int, max_token_chars: int) -> t
 
 class _Paths:
     """XPaths of elements, built on demand and memoised: positional steps from the root, or the
-    document-order form `(//name)[k]` past max_depth so that a path never grows with the nesting."""
+    document-order form `(//name)[k]` past max_depth so that a path never grows with the nesting.
+    An element's index among its same-name siblings is counted when a path first needs it, for all
+    the children of its parent at once: most elements are on no node's path."""
 
-    def __init__(self, els: list, max_depth: int):
-        self.els = els
+    def __init__(self, b: _Builder, max_depth: int):
+        self.names, self.parents, self.segs, self.depths = b.names, b.parents, b.segs, b.depths
         self.max_depth = max_depth
+        self.overflow = b.overflow
+        n = len(self.names)
+        self.path: list = [None] * n
+        self.path[0] = ""
+        self.step: list = [None] * n  # "/name[k]"
         self.doc_index: Optional[dict] = None
+        if self.overflow >= 0:  # the #overflow record is no element of the page: its parent's last child
+            self.path[self.overflow] = self.of(self.parents[self.overflow]) + "/*[last()]"
 
     def of(self, i: int) -> str:
-        els = self.els
-        el = els[i]
-        if el.path is not None:
-            return el.path
-        if el.depth > self.max_depth:
-            el.path = f"(//{el.step[0]})[{self._doc_index(i)}]"
-            return el.path
+        path = self.path
+        got = path[i]
+        if got is not None:
+            return got
+        if self.depths[i] > self.max_depth:
+            got = path[i] = f"(//{_xpath_name(self.names[i])})[{self._doc_index(i)}]"
+            return got
+        parents, step = self.parents, self.step
         chain = []
         j = i
-        while els[j].path is None:
+        while path[j] is None:
             chain.append(j)
-            j = els[j].parent
-        base = els[j].path
+            j = parents[j]
+        base = path[j]
         for j in reversed(chain):
-            e = els[j]
-            key, k = e.step
-            base = e.path = f"{base}/{key}[{k}]"
+            s = step[j]
+            if s is None:
+                self._count_siblings(parents[j])
+                s = step[j]
+            base = path[j] = base + s
         return base
+
+    def _count_siblings(self, parent: int) -> None:
+        names, step, overflow = self.names, self.step, self.overflow
+        counts: dict = {}
+        for c in self.segs[parent]:
+            if type(c) is int and c != overflow:
+                key = _xpath_name(names[c])
+                k = counts[key] = counts.get(key, 0) + 1
+                step[c] = f"/{key}[{k}]"
 
     def _doc_index(self, i: int) -> int:
         """Index of element i among the elements of its XPath name in the document, counted once for
@@ -1091,12 +1109,12 @@ class _Paths:
         if self.doc_index is None:
             counts: dict = {}
             self.doc_index = doc = {}
-            max_depth = self.max_depth
-            for j, e in enumerate(self.els):
-                if e.step is not None:
-                    key = e.step[0]
+            max_depth, depths, names, overflow = self.max_depth, self.depths, self.names, self.overflow
+            for j in range(1, len(names)):
+                if j != overflow:
+                    key = _xpath_name(names[j])
                     c = counts[key] = counts.get(key, 0) + 1
-                    if e.depth > max_depth:
+                    if depths[j] > max_depth:
                         doc[j] = c
         return self.doc_index[i]
 
@@ -1119,7 +1137,7 @@ def _cacheable(raw) -> bool:
     be kept in the per-process caches."""
     if type(raw) is str:
         return len(raw) <= _SHARED_MAX_CHARS
-    return len(raw) <= 16 and sum(len(k) + len(v) for k, v in raw) <= _SHARED_MAX_CHARS
+    return len(raw) <= 16 and sum(len(k) + len(v or "") for k, v in raw) <= _SHARED_MAX_CHARS
 
 
 def _not_blank(text: str) -> bool:
@@ -1206,9 +1224,9 @@ def _too_deep_for_lexbor(text: str) -> bool:
     return depth + stray > _LEXBOR_MAX_DEPTH
 
 
-def _has_text(el: _El) -> bool:
+def _text_in(segs: list) -> bool:
     """Text of its own (mixed content when it also has children)."""
-    for s in el.segs:
+    for s in segs:
         if type(s) is str and s and not s.isspace():
             return True
     return False
