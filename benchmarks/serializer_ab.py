@@ -1,13 +1,16 @@
 """The serializer of a git ref against the working tree's: identical output, and the CPU-time ratio.
 
-    python benchmarks/serializer_ab.py --pages "$EDREW_WCXB/html" [--ref main] [--limit 300] [--repeats 2]
+    python benchmarks/serializer_ab.py --pages "$EDREW_WCXB/html" [MORE_FOLDERS ...] [--ref main] [--limit 300]
+        [--repeats 2]
 
 For work on serializer.py that must not change what it produces: `git archive REF edrew_scrapy` is
 unpacked into a temporary folder as the package `edrew_scrapy_ref`, and every page goes through both
 serialize() functions. The run fails (exit 1) and names the first differing field when any Page
 differs in any field (nodes with content, reTPS, path, attributes, ...; title, counts, images).
-Then the two are timed page by page in an order that alternates, in CPU time of this process, so that
-a shared machine's load falls on both alike; read the ratio, not the absolute times.
+With --tokenizer both read every page with their own tokenizer, the fallback for pages lexbor would
+not parse in linear time. Then the two are timed page by page in an order that alternates, in CPU
+time of this process, so that a shared machine's load falls on both alike; read the ratio, not the
+absolute times.
 """
 from __future__ import annotations
 
@@ -28,11 +31,13 @@ sys.path.insert(0, str(ROOT))
 
 from benchmark_pages import load_pages  # noqa: E402
 
+import edrew_scrapy.serializer as serializer_module  # noqa: E402
 from edrew_scrapy.serializer import serialize  # noqa: E402
 
 
-def ref_serialize(ref: str, folder: str):
-    """serialize() of the package as it is at `ref`, imported as `edrew_scrapy_ref` from `folder`."""
+def ref_serialize(ref: str, folder: str, tokenizer: bool = False):
+    """serialize() of the package as it is at `ref`, imported as `edrew_scrapy_ref` from `folder` (reading
+    pages with its tokenizer alone if `tokenizer`)."""
     tar = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "edrew_scrapy"], check=True,
                          capture_output=True).stdout
     with tarfile.open(fileobj=io.BytesIO(tar)) as t:
@@ -40,9 +45,11 @@ def ref_serialize(ref: str, folder: str):
         t.extractall(folder, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     os.rename(Path(folder, "edrew_scrapy"), Path(folder, "edrew_scrapy_ref"))
     sys.path.insert(0, folder)
-    from edrew_scrapy_ref.serializer import serialize as ref_fn  # the package uses relative imports only
+    import edrew_scrapy_ref.serializer as ref_module  # the package uses relative imports only
 
-    return ref_fn
+    if tokenizer:
+        ref_module._build = ref_module._build_with_tokenizer
+    return ref_module.serialize
 
 
 def first_difference(a, b) -> str:
@@ -63,18 +70,23 @@ def first_difference(a, b) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     wcxb = os.environ.get("EDREW_WCXB")
-    ap.add_argument("--pages", type=Path, default=os.environ.get("EDREW_WCXB_HTML") or (wcxb and Path(wcxb, "html")),
-                    help="folder of .html / .html.gz pages (default: EDREW_WCXB_HTML, or EDREW_WCXB/html)")
+    default = os.environ.get("EDREW_WCXB_HTML") or (wcxb and Path(wcxb, "html"))
+    ap.add_argument("--pages", type=Path, nargs="+", default=[default] if default else None,
+                    help="folders of .html / .html.gz pages, --limit from each (default: EDREW_WCXB_HTML, or "
+                         "EDREW_WCXB/html)")
     ap.add_argument("--ref", default="main", help="git ref whose serializer is the reference (default: main)")
-    ap.add_argument("--limit", type=int, default=300)
+    ap.add_argument("--limit", type=int, default=300, help="pages from each folder")
     ap.add_argument("--repeats", type=int, default=2, help="timed passes over the pages")
+    ap.add_argument("--tokenizer", action="store_true", help="both read pages with their tokenizer (the fallback)")
     ap.add_argument("--url", default="https://example.com/a/", help="page URL (images resolve against it)")
     args = ap.parse_args()
     if not args.pages:
         ap.error("--pages is required")
-    pages = load_pages(args.pages, args.limit, progress=False)
+    pages = [page for folder in args.pages for page in load_pages(folder, args.limit, progress=False)]
     with tempfile.TemporaryDirectory(prefix="serializer-ab-") as folder:
-        ref_fn = ref_serialize(args.ref, folder)
+        ref_fn = ref_serialize(args.ref, folder, args.tokenizer)
+        if args.tokenizer:
+            serializer_module._build = serializer_module._build_with_tokenizer
         differ = 0
         for page in pages:
             why = first_difference(ref_fn(page, url=args.url), serialize(page, url=args.url))

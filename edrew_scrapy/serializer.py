@@ -4,7 +4,8 @@ Pure: no Scrapy, no torch. Two linear passes and no recursion, so 200,000 nested
 million unclosed tags cost what their size costs:
 
 1. lexbor's HTML5 tree (the tree a browser builds) -> element records (name, parent, attributes,
-   position `countTags`, text segments), in document order with an explicit stack. Pages nested
+   position `countTags`, text segments, the flags it inherits), in document order with an explicit
+   stack; a record is an index into parallel lists, not an object per element. Pages nested
    deeper than lexbor handles in linear time (a cheap check, `_too_deep_for_lexbor`) are read with
    our own tokenizer instead, with an explicit stack and HTML's implied end tags simplified (an open
    <p> closes before a <div>, <li> before the next <li>, ...);
@@ -314,6 +315,8 @@ class _Builder:
         self.depths: List[int] = [0]
         self.ctxs: List[_Ctx] = [_ROOT_CTX]
         self.has_text: List[bool] = [False]  # a text segment that is not all whitespace
+        self.ks: List[int] = [0]  # index among the same-name children of its parent, from 1 (XPath)
+        self._child_counts: dict = {}  # parent -> {name: children so far}, for _append
         self.wrappers: set = set()       # wrapper tags with no content of their own (#WT)
         self.images_of: dict = {}        # record -> the image URLs of its own <img> children
         self.img_below: set = set()      # records with an <img> here or in a descendant
@@ -344,6 +347,11 @@ class _Builder:
         self.depths.append(self.depths[parent] + 1)
         self.ctxs.append(ctx)
         self.has_text.append(False)
+        counts = self._child_counts.get(parent)
+        if counts is None:
+            counts = self._child_counts[parent] = {}
+        k = counts[name] = counts.get(name, 0) + 1
+        self.ks.append(k)
         if wrapper:
             self.wrappers.add(idx)
         self.segs[parent].append(idx)
@@ -449,7 +457,7 @@ class _Builder:
         self.decoded = True
         cfg = self.cfg
         names, parents, attrs_of, segs_of = self.names, self.parents, self.attrs, self.segs
-        positions, depths, ctxs, has_text = self.positions, self.depths, self.ctxs, self.has_text
+        positions, depths, ctxs, has_text, ks = self.positions, self.depths, self.ctxs, self.has_text, self.ks
         special = self.special_tags
         skip_with_content, skip_tags = cfg.skip_with_content, cfg.skip_tags
         wrapper_tags, repeating = cfg.wrapper_tags, cfg.repeating_tags
@@ -457,8 +465,9 @@ class _Builder:
         count_tags = 0
         text_left = self._text_left
         node = LexborHTMLParser(_close_self_closed_raw_text(text)).root
-        # the record the next nodes belong to, and what its children read of it
-        parent, segs, ctx, depth = 0, segs_of[0], _ROOT_CTX, 0
+        # the record the next nodes belong to, and what its children read of it (`counts`: its children
+        # so far by name, for their XPath index)
+        parent, segs, ctx, depth, counts = 0, segs_of[0], _ROOT_CTX, 0, {}
         todo: list = []  # for each node being descended into: its next sibling and the state above
         overflow = False
         while node is not None:
@@ -506,6 +515,8 @@ class _Builder:
                 depths.append(depth + 1)
                 ctxs.append(c)
                 has_text.append(False)
+                k = counts[tag] = counts.get(tag, 0) + 1
+                ks.append(k)
                 if wrapper:
                     self.wrappers.add(idx)
                 segs.append(idx)
@@ -514,11 +525,11 @@ class _Builder:
                     rest = self._overflow_record(1)  # under the first element (<html>)
                     # everything from here on is the #overflow record's text, at every level
                     overflow = True
-                    todo = [(nxt, rest, segs_of[rest], _ROOT_CTX, 0) for nxt, *_ in todo]
+                    todo = [(nxt, rest, segs_of[rest], _ROOT_CTX, 0, {}) for nxt, *_ in todo]
                     parent, segs = rest, segs_of[rest]
                 elif child is not None:
-                    todo.append((node.next, parent, segs, ctx, depth))
-                    node, parent, segs, ctx, depth = child, idx, own, c, depth + 1
+                    todo.append((node.next, parent, segs, ctx, depth, counts))
+                    node, parent, segs, ctx, depth, counts = child, idx, own, c, depth + 1, {}
                     continue
             elif tag in skip_with_content:
                 pass
@@ -544,12 +555,12 @@ class _Builder:
                     if src:
                         self._add_image(src.strip(), parent)
             if child is not None:  # into a node that opens no record (noscript, or past max_elements)
-                todo.append((node.next, parent, segs, ctx, depth))
+                todo.append((node.next, parent, segs, ctx, depth, counts))
                 node = child
             else:
                 node = node.next
             while node is None and todo:
-                node, parent, segs, ctx, depth = todo.pop()
+                node, parent, segs, ctx, depth, counts = todo.pop()
         self.count_tags = count_tags
         if overflow:
             has_text[self.overflow] = _text_in(segs_of[self.overflow])
@@ -689,14 +700,14 @@ class _Builder:
             if names:
                 tokens.append(CLSS)
                 limit = cfg.max_token_chars
-                tokens.extend(c.lower()[:limit] for c in names[: cfg.max_classes])
+                tokens.extend([c.lower()[:limit] for c in names[: cfg.max_classes]])
                 words.append(cls)
         if len(attrs) > ("id" in attrs) + ("class" in attrs) + ("style" in attrs):
             tokens.append(PROP)
             words.extend([v for k, v in attrs.items() if v and k not in _NO_KEYWORD_ATTRS])
         if words and self.keywords:
             hay = " ".join(words).lower()
-            tokens.extend(tok for kw, tok in self.keywords if kw in hay)
+            tokens.extend([tok for kw, tok in self.keywords if kw in hay])
         if hidden:
             tokens.append(HIDE)
         return tuple(reversed(tokens))
@@ -832,8 +843,10 @@ class _NodeBuilder:
                 full[i] = text
                 links[i] = len(text) if names[i] == "a" else lc
         nodes: List[Node] = []
-        node_of = [-1] * n
-        near = [-1] * n  # nearest ancestor that is a node
+        # the index of the nearest node at or above an element (-1: none), found when a node asks for it:
+        # elements are decided in document order, so an ancestor's is final by then
+        up: list = [None] * n
+        up[0] = -1
         self.count_tags = count_tags
         self.chains = [None] * n  # reversed tokens from an element up to the root, memoised
         self.chains[0] = ()
@@ -847,8 +860,6 @@ class _NodeBuilder:
         decoded = b.decoded
         positions, depths = b.positions, b.depths
         for i in range(1, n):
-            p = parents[i]
-            near[i] = node_of[p] if node_of[p] >= 0 else near[p]
             if absorbed[i] or not (mixed[i] or takes[i]):
                 continue
             ctx = ctxs[i]
@@ -870,12 +881,19 @@ class _NodeBuilder:
             if not nonleaf[i]:  # a leaf: <#CNT>, and <#> before it when the text starts with money
                 chain = ((MONEY, CNT) if content.startswith(currencies) else (CNT,)) + chain
             position = positions[i]
-            idx = len(nodes)
-            node_of[i] = idx
+            j = parents[i]
+            climbed = []
+            while up[j] is None:
+                climbed.append(j)
+                j = parents[j]
+            near = up[j]
+            for j in climbed:
+                up[j] = near
+            idx = up[i] = len(nodes)
             # positional (in _NODE_FIELDS order): keyword arguments cost 1.4 us more per node
             nodes.append(Node(
                 idx, name, content, SEP.join(chain[:max_tokens]), self._bucket(position) if position else fib[0],
-                near[i], paths.of(i) or "/", self._attrs(i), ctx.hidden, ctx.boilerplate,
+                near, paths.of(i) or "/", self._attrs(i), ctx.hidden, ctx.boilerplate,
                 self._images(i, absorbed, mixed) if has_images else [], depths[i],
                 len(content) if ctx.in_link else min(lc, len(content)), position,
             ))
@@ -944,15 +962,20 @@ class _NodeBuilder:
                     key = (attrs if type(attrs) is str else tuple(attrs.items()), hidden)
                     tail = tails.get(key)
                     if tail is None:
-                        tail = b.group_tail(self._parsed(attrs), hidden)
-                        if _cacheable(key[0]):
-                            tails[key] = tail
+                        tail = self._tail(attrs, key)
                 group = tail + (names[j] + suffixes[positions[j]],)  # positions never pass countTags
             room = max_tokens - len(group)
             # a slice that keeps the whole tuple returns it without copying
             below = group + below[:room] if room > 0 else (group + below)[:max_tokens]
             chains[j] = below
         return below
+
+    def _tail(self, attrs, key: tuple) -> tuple:
+        """group_tail for an element whose key `(attributes, hidden)` missed the cache."""
+        tail = self.b.group_tail(self._parsed(attrs), key[1])
+        if _cacheable(key[0]):
+            self.group_tails[key] = tail
+        return tail
 
     def _images(self, i: int, absorbed: list, mixed: list) -> list:
         """Images of the element and of its non-text children up to max_image_bubble levels down."""
@@ -1055,18 +1078,15 @@ def _shared_caches(keywords: tuple, max_classes: int, max_token_chars: int) -> t
 
 class _Paths:
     """XPaths of elements, built on demand and memoised: positional steps from the root, or the
-    document-order form `(//name)[k]` past max_depth so that a path never grows with the nesting.
-    An element's index among its same-name siblings is counted when a path first needs it, for all
-    the children of its parent at once: most elements are on no node's path."""
+    document-order form `(//name)[k]` past max_depth so that a path never grows with the nesting."""
 
     def __init__(self, b: _Builder, max_depth: int):
-        self.names, self.parents, self.segs, self.depths = b.names, b.parents, b.segs, b.depths
+        self.names, self.parents, self.segs, self.depths, self.ks = b.names, b.parents, b.segs, b.depths, b.ks
         self.max_depth = max_depth
         self.overflow = b.overflow
-        n = len(self.names)
-        self.path: list = [None] * n
+        self.path: list = [None] * len(self.names)
         self.path[0] = ""
-        self.step: list = [None] * n  # "/name[k]"
+        self.star_ks: dict = {}
         self.doc_index: Optional[dict] = None
         if self.overflow >= 0:  # the #overflow record is no element of the page: its parent's last child
             self.path[self.overflow] = self.of(self.parents[self.overflow]) + "/*[last()]"
@@ -1076,10 +1096,11 @@ class _Paths:
         got = path[i]
         if got is not None:
             return got
+        names = self.names
         if self.depths[i] > self.max_depth:
-            got = path[i] = f"(//{_xpath_name(self.names[i])})[{self._doc_index(i)}]"
+            got = path[i] = f"(//{_xpath_name(names[i])})[{self._doc_index(i)}]"
             return got
-        parents, step = self.parents, self.step
+        parents, ks = self.parents, self.ks
         chain = []
         j = i
         while path[j] is None:
@@ -1087,21 +1108,23 @@ class _Paths:
             j = parents[j]
         base = path[j]
         for j in reversed(chain):
-            s = step[j]
-            if s is None:
-                self._count_siblings(parents[j])
-                s = step[j]
-            base = path[j] = base + s
+            key = _XPATH_NAMES.get(names[j]) or _xpath_name(names[j])
+            # pass 1 counted siblings by name; names XPath cannot spell all count as `*`
+            k = ks[j] if key != "*" else self._star_k(j)
+            base = path[j] = f"{base}/{key}[{k}]"
         return base
 
-    def _count_siblings(self, parent: int) -> None:
-        names, step, overflow = self.names, self.step, self.overflow
-        counts: dict = {}
-        for c in self.segs[parent]:
-            if type(c) is int and c != overflow:
-                key = _xpath_name(names[c])
-                k = counts[key] = counts.get(key, 0) + 1
-                step[c] = f"/{key}[{k}]"
+    def _star_k(self, i: int) -> int:
+        """Index of element i among its siblings whose names are no XPath names (all `*`)."""
+        got = self.star_ks.get(i)
+        if got is None:
+            k = 0
+            for c in self.segs[self.parents[i]]:
+                if type(c) is int and c != self.overflow and _xpath_name(self.names[c]) == "*":
+                    k += 1
+                    self.star_ks[c] = k
+            got = self.star_ks[i]
+        return got
 
     def _doc_index(self, i: int) -> int:
         """Index of element i among the elements of its XPath name in the document, counted once for
@@ -1137,7 +1160,12 @@ def _cacheable(raw) -> bool:
     be kept in the per-process caches."""
     if type(raw) is str:
         return len(raw) <= _SHARED_MAX_CHARS
-    return len(raw) <= 16 and sum(len(k) + len(v or "") for k, v in raw) <= _SHARED_MAX_CHARS
+    if len(raw) > 16:
+        return False
+    chars = 0
+    for k, v in raw:  # a plain loop: sum() over a generator cost a quarter of a cache miss
+        chars += len(k) + (len(v) if v else 0)
+    return chars <= _SHARED_MAX_CHARS
 
 
 def _not_blank(text: str) -> bool:
