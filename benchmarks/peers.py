@@ -2,7 +2,7 @@
 
     # rs-trafilatura (Rust) ships a cp312 wheel only: a Python 3.12 venv of its own, a benchmark
     # peer and never a dependency of this project
-    "$(pyenv root)/versions/3.12.1/bin/python" -m venv .venv-rs && .venv-rs/bin/pip install rs-trafilatura
+    bash scripts/rs-trafilatura-venv.sh     # builds .venv-rs from a Python 3.12 (pyenv's, or EDREW_PYTHON312)
     python benchmarks/peers.py --pages "$EDREW_WCXB/html" [--limit 200] [--rs-python .venv-rs/bin/python]
                                [--plot docs/img/peers-ms-per-page.png]
 

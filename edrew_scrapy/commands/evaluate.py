@@ -45,7 +45,10 @@ from .options import (
     threshold,
 )
 
-TEXT_EXTRACTORS = ("oracle", "trafilatura", "readability", "all-nodes", "trafilatura-comments")
+TEXT_EXTRACTORS = ("oracle", "trafilatura", "readability", "resiliparse", "rs-trafilatura", "all-nodes",
+                   "trafilatura-comments")
+# the extractors that are other tools (training/peers.py): checked before a page is read, cached by --peer-cache
+PEERS = ("trafilatura", "readability", "resiliparse", "rs-trafilatura", "trafilatura-comments")
 DEFAULT_EXTRACTORS = "oracle,trafilatura,readability"
 
 
@@ -95,8 +98,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "OUT (models in OUT/models/SPLIT, the report in OUT/splits/SPLIT)")
     parser.add_argument("--extractors", default=DEFAULT_EXTRACTORS,
                         help="comma list of oracle (the labels: a node classifier's ceiling), trafilatura, "
-                             "readability, all-nodes (keep every node), trafilatura-comments (its reader comments, "
-                             "for --reference-field comments), or 'none' (default: %(default)s)")
+                             "readability, resiliparse, rs-trafilatura (in a Python 3.12 of its own: "
+                             "--rs-trafilatura-python), all-nodes (keep every node), trafilatura-comments (its "
+                             "reader comments, for --reference-field comments), or 'none' (default: %(default)s)")
+    parser.add_argument("--rs-trafilatura-python", default=None, metavar="PYTHON",
+                        help="a Python 3.12 that imports rs_trafilatura, for --extractors rs-trafilatura "
+                             "(scripts/rs-trafilatura-venv.sh builds one; default: $EDREW_RS_TRAFILATURA_PYTHON, "
+                             "else .venv-rs/bin/python)")
+    parser.add_argument("--peer-cache", default=None, metavar="DIR",
+                        help="keep each peer's text per page in DIR (by the peer's version and the page's bytes) "
+                             "and reuse it in later runs: peers over thousands of pages run once")
+    parser.add_argument("--snippets", action="store_true",
+                        help="the snippet check instead of a reference: per extractor the share of each page's "
+                             "with_snippets kept and of its without_snippets leaked (simple-format records, as "
+                             "in trafilatura-eval-pages/pages.jsonl; --split none)")
     parser.add_argument("--baselines", default="none",
                         help="comma list of svm,tree,nb,knn trained per split, 'all', or 'none'")
     parser.add_argument("--split", choices=("kfold", "swde", "cross-site", "holdout", "none"), default=None,
@@ -486,15 +501,19 @@ def _check_splits(splits, n_pages: int, trains: bool) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from ..training import evaluate as ev
-    from ..training.baselines import BASELINES, ReTPSBaseline
+    from ..training import peers
+    from ..training.baselines import BASELINES
 
     text_names = _names(args.extractors, TEXT_EXTRACTORS)
     baseline_names = _names(args.baselines, BASELINES)
-    fixed = {"oracle": ev.oracle_extractor, "trafilatura": ev.trafilatura_extractor,
-             "readability": ev.readability_extractor, "all-nodes": ev.all_nodes_extractor,
-             "trafilatura-comments": ev.trafilatura_comments_extractor}
     if not (args.model or text_names or baseline_names or args.train_model):
         raise UsageError("nothing to evaluate (no --model, extractors or baselines)")
+    if args.snippets:
+        _check_snippet_options(args, text_names, baseline_names)
+    try:  # a peer that is not installed is named now, before any page is read
+        versions = peers.check_peers([n for n in text_names if n in PEERS], args.rs_trafilatura_python)
+    except peers.PeerMissing as exc:
+        raise UsageError(str(exc)) from None
     if args.train_model:
         from .train import device_problem
 
@@ -522,6 +541,7 @@ def _run(args: argparse.Namespace) -> int:
     if (rules_off or args.comments) and not args.model:
         raise UsageError("--rules-off and --comments score the --model given: name one")
     extractors = {}
+    rs_worker = None
     if args.model:
         scorer = ev.ScoresOnce(_load_model(args.model, args.region_share))
         extractors["edrew"] = ev.scorer_extractor(scorer, args.threshold)
@@ -529,7 +549,68 @@ def _run(args: argparse.Namespace) -> int:
             extractors[f"edrew-no-{rule}"] = ev.scorer_extractor(scorer, args.threshold, rules_off=(rule,))
         if args.comments:
             extractors["edrew-comments"] = ev.scorer_extractor(scorer, args.threshold, comments=True)
-    extractors.update({n: fixed[n] for n in text_names})
+    fixed = {"oracle": ev.oracle_extractor, "trafilatura": ev.trafilatura_extractor,
+             "readability": ev.readability_extractor, "resiliparse": peers.resiliparse_extractor,
+             "all-nodes": ev.all_nodes_extractor, "trafilatura-comments": ev.trafilatura_comments_extractor}
+    if "rs-trafilatura" in text_names:
+        rs_worker = peers.RsTrafilatura(peers.rs_trafilatura_python(args.rs_trafilatura_python))
+        fixed["rs-trafilatura"] = rs_worker
+    cache = peers.PeerCache(args.peer_cache) if args.peer_cache else None
+    for name in text_names:
+        extractor = fixed[name]
+        extractors[name] = cache.wrap(name, versions[name], extractor) if cache and name in PEERS else extractor
+    try:
+        return _evaluate(args, extractors, baseline_names, rules_off, out)
+    finally:
+        if rs_worker is not None:
+            rs_worker.close()
+        if cache is not None and (cache.hits or cache.misses):
+            print(f"--peer-cache {args.peer_cache}: {cache.hits} texts reused, {cache.misses} extracted",
+                  file=sys.stderr)
+
+
+def _snippet_check(args, pages: Sequence, extractors: dict, out) -> int:
+    """--snippets: every extractor on every page that has snippets; prints and writes the shares kept and leaked."""
+    from ..training import snippets as sn
+
+    try:
+        results = sn.evaluate_snippets(pages, extractors, progress=not args.no_progress)
+    except ValueError as exc:  # a record whose snippets are not a list of strings
+        raise CommandError(str(exc)) from None
+    if not results:
+        raise CommandError(f"no page in {dataset_path(args) or 'the mix'} has with_snippets or without_snippets")
+    rows = sn.summarize_snippets(results)
+    title = f"{args.dataset}: snippet check, {len({(r.dataset, r.page_id) for r in results})} pages with snippets"
+    print(title)
+    print(sn.format_snippet_table(rows))
+    settings = {k: v for k, v in vars(args).items() if k != "func"}
+    settings["datasets"] = [{"name": d.name, "kind": d.kind, "path": str(d.labels or d.path)} for d in args.datasets]
+    settings["command_line"] = shlex.join(["edrew"] + sys.argv[1:])
+    try:
+        paths = sn.write_snippet_report(rows, results, out, title, settings)
+    except OSError as exc:
+        raise CommandError(f"cannot write the report in {out}: {exc}") from None
+    print(f"wrote {', '.join(str(p) for p in paths.values())}")
+    return 0
+
+
+def _check_snippet_options(args, text_names: Sequence[str], baseline_names: Sequence[str]) -> None:
+    """A UsageError for what the snippet check cannot score: it has no node labels and no reference."""
+    if args.split not in (None, "none"):
+        raise UsageError("--snippets scores every page (--split none): nothing is trained or held out")
+    unlabelled = [n for n in text_names if n == "oracle"] + list(baseline_names)
+    if unlabelled or args.train_model:
+        raise UsageError(f"--snippets: {', '.join(unlabelled) or '--train-model'} needs node labels, which snippet "
+                         "pages do not have (--extractors without oracle, no --baselines or --train-model)")
+    if args.rules_off != "none" or args.comments or args.reference_field or args.reference_title != "keep":
+        raise UsageError("--snippets compares with each page's snippets: --rules-off, --comments, --reference-field "
+                         "and --reference-title do not apply")
+
+
+def _evaluate(args, extractors, baseline_names, rules_off, out) -> int:
+    from ..training import evaluate as ev
+    from ..training.baselines import ReTPSBaseline
+
     try:
         pages = load_pages(args)
     except (ValueError, OSError) as exc:  # a broken dataset file (DatasetError): the reader names it
@@ -544,6 +625,8 @@ def _run(args: argparse.Namespace) -> int:
         layout = {"wcxb": "html/ and ground-truth/", "swde": "pages/<vertical>-<site>-<n>/ and groundtruth/",
                   "simple": "HTML files and labels.jsonl"}.get(args.dataset, "pages")
         raise CommandError(f"no {args.dataset} pages found in {dataset_path(args)} (expected {layout})")
+    if args.snippets:
+        return _snippet_check(args, pages, extractors, out)
     try:
         splits = make_splits(pages, args)
     except ValueError as exc:  # more folds than domains (or sites) to fill them

@@ -1,0 +1,137 @@
+"""The snippet check: pages without a main-content reference, each with snippets a good extraction must keep
+and snippets it must drop (trafilatura's evaluation, `with` / `without`; the trafilatura-eval-pages set).
+
+A snippet counts as present in an extraction when its words (`\\w+`, lower-cased, as word-F1 reads text)
+occur there in a row: extractors join their blocks with spaces or line breaks and keep or drop punctuation
+differently, and trafilatura's own check (a plain substring test on its output) would count those
+differences. Per extractor: the share of must-keep snippets kept and of must-drop snippets leaked
+(micro-averaged over all snippets of a group), and trafilatura's precision, recall and F1 over snippets
+(kept = true positive, must-keep missed = false negative, leaked = false positive).
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections import defaultdict
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from ..data import LabelledPage, words
+
+__all__ = ["SnippetResult", "snippets_of", "count_snippets", "evaluate_snippets", "summarize_snippets",
+           "format_snippet_table", "write_snippet_report"]
+
+
+@dataclass
+class SnippetResult:
+    page_id: str
+    group: str
+    extractor: str
+    keep: int     # must-keep snippets on the page (with words)
+    kept: int
+    drop: int     # must-drop snippets on the page (with words)
+    leaked: int
+    dataset: str = ""
+
+
+def snippets_of(lp: LabelledPage) -> Tuple[List[str], List[str]]:
+    """(must-keep, must-drop) snippets of a page's label record (`with_snippets`, `without_snippets`; an
+    absent key is no snippet). A snippet without a word cannot be found in any text and is left out."""
+    record = lp.meta.get("record") or {}
+    out = []
+    for key in ("with_snippets", "without_snippets"):
+        value = record.get(key) or []
+        if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+            raise ValueError(f"{lp.page_id}: {key} must be a list of strings")
+        out.append([s for s in value if words(s)])
+    return out[0], out[1]
+
+
+def _padded(text: str) -> str:
+    return " " + " ".join(words(text)) + " "
+
+
+def count_snippets(text: str, snippets: Sequence[str]) -> int:
+    """How many of `snippets` occur in `text`, word for word (see the module's docstring)."""
+    padded = _padded(text)
+    return sum(_padded(s) in padded for s in snippets)
+
+
+def evaluate_snippets(pages: Sequence[LabelledPage], extractors: Dict, progress: bool = True,
+                      desc: str = "snippets") -> List[SnippetResult]:
+    """Run every extractor on every page that has a snippet; one SnippetResult per (page, extractor)."""
+    from tqdm import tqdm
+
+    results = []
+    for lp in tqdm(pages, desc=desc, unit="page", disable=not progress, leave=False):
+        keep, drop = snippets_of(lp)
+        if not keep and not drop:
+            continue
+        for name, extractor in extractors.items():
+            text, _pred = extractor(lp)
+            results.append(SnippetResult(lp.page_id, lp.page_type_or_site, name, len(keep), count_snippets(text, keep),
+                                         len(drop), count_snippets(text, drop), lp.meta.get("dataset", "")))
+    return results
+
+
+def summarize_snippets(results: Iterable[SnippetResult]) -> List[dict]:
+    """One row per (extractor, dataset) and (extractor, ALL): pages, snippets, the shares kept and leaked, and
+    trafilatura's precision / recall / F1 over snippets."""
+    buckets: Dict[Tuple[str, str], List[SnippetResult]] = defaultdict(list)
+    for r in results:
+        if r.dataset:
+            buckets[(r.extractor, r.dataset)].append(r)
+        buckets[(r.extractor, "ALL")].append(r)
+    rows = []
+    datasets = {r.dataset for r in results}
+    for (extractor, group), rs in buckets.items():
+        if group == "ALL" and len(datasets) == 1 and "" not in datasets:
+            continue  # one dataset: its row is the ALL row
+        keep, kept = sum(r.keep for r in rs), sum(r.kept for r in rs)
+        drop, leaked = sum(r.drop for r in rs), sum(r.leaked for r in rs)
+        p = kept / (kept + leaked) if kept + leaked else math.nan
+        rec = kept / keep if keep else math.nan
+        f = 2 * p * rec / (p + rec) if p + rec > 0 else (0.0 if p == p and rec == rec else math.nan)
+        rows.append({"extractor": extractor, "group": group, "pages": len(rs), "keep": keep, "kept": kept,
+                     "drop": drop, "leaked": leaked, "kept_share": rec,
+                     "leaked_share": leaked / drop if drop else math.nan,
+                     "precision": p, "recall": rec, "f1": f})
+    order = {e: i for i, e in enumerate(dict.fromkeys(r.extractor for r in results))}
+    rows.sort(key=lambda row: (row["group"] == "ALL", row["group"], order.get(row["extractor"], 0)))
+    return rows
+
+
+def format_snippet_table(rows: Sequence[dict]) -> str:
+    g = max([15, *(len(str(r["group"])) for r in rows)]) + 1
+    e = max([13, *(len(str(r["extractor"])) for r in rows)]) + 1
+    header = (f"{'group':<{g}}{'extractor':<{e}}{'pages':>6}{'keep':>6}{'kept':>8}{'drop':>6}{'leaked':>8}"
+              f"{'P':>7}{'R':>7}{'F1':>7}")
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        lines.append(f"{r['group']:<{g}}{r['extractor']:<{e}}{r['pages']:>6}{r['keep']:>6}{r['kept_share']:>8.3f}"
+                     f"{r['drop']:>6}{r['leaked_share']:>8.3f}{r['precision']:>7.3f}{r['recall']:>7.3f}"
+                     f"{r['f1']:>7.3f}")
+    return "\n".join(lines)
+
+
+def write_snippet_report(rows: Sequence[dict], results: Sequence[SnippetResult], out_dir, title: str = "",
+                         settings: Optional[dict] = None) -> Dict[str, Path]:
+    """snippets.json (title, settings, rows), snippets.csv (the rows) and snippet-pages.csv (per page) in out_dir."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"json": out / "snippets.json", "csv": out / "snippets.csv", "pages": out / "snippet-pages.csv"}
+    with open(paths["json"], "w", encoding="utf-8") as f:
+        # NaN (no must-drop snippet in a group) written as null: snippets.json stays standard JSON
+        clean = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()} for r in rows]
+        json.dump({"title": title, "settings": settings or {}, "snippets": clean}, f, indent=1)
+    with open(paths["csv"], "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["extractor", "group"])
+        w.writeheader()
+        w.writerows(rows)
+    with open(paths["pages"], "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(SnippetResult.__dataclass_fields__))
+        w.writeheader()
+        w.writerows(asdict(r) for r in results)
+    return paths
