@@ -23,11 +23,11 @@ from .page import Page
 from .tokens import retps_shape
 from .words import count_words
 
-__all__ = ["CHROME_WORDS", "COMMENT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT", "MAIN_REGION_SHARE",
-           "OPTIONAL_RULES", "PAGE_BEST_SHARE", "REASONS", "SCREEN_READER_CLASSES", "Decision", "comments_are_content",
-           "explain", "for_screen_readers_only", "in_comments", "in_customer_reviews", "in_form_control",
-           "in_page_chrome", "is_product_page", "is_relevant", "layout_duplicates", "main_region",
-           "reader_comment_nodes", "relevant_mask", "settled"]
+__all__ = ["CHROME_WORDS", "COMMENT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT", "LEAD_WORDS",
+           "MAIN_REGION_SHARE", "OPTIONAL_RULES", "PAGE_BEST_SHARE", "REASONS", "SCREEN_READER_CLASSES", "Decision",
+           "comments_are_content", "explain", "for_screen_readers_only", "headline_node", "in_comments",
+           "in_customer_reviews", "in_form_control", "in_page_chrome", "is_product_page", "is_relevant",
+           "layout_duplicates", "main_region", "reader_comment_nodes", "relevant_mask", "settled"]
 
 
 def is_relevant(node, score: float, threshold: float) -> bool:
@@ -297,7 +297,7 @@ def _decide(page: Page, scores: Sequence[float], threshold: float, region_share:
         keep = [k and not d for k, d in zip(keep, drop)]
     region = main_region(nodes, keep, region_share)
     if region is not None:
-        region = _holding_best(region, nodes, scores, keep)
+        region = _holding_lead(_holding_best(region, nodes, scores, keep), page, keep)
         inside = region + "/"
         keep = [k and (not n.path.startswith("/") or n.path == region or n.path.startswith(inside))
                 for n, k in zip(nodes, keep)]
@@ -398,11 +398,54 @@ def _holding_best(region: str, nodes: Sequence, scores: Sequence[float], keep: S
     # a tie is not a reason to widen: the region already holds a node the model is as sure of
     if best_out <= best_in:
         return region
-    a, b = region.split("/"), path.split("/")
+    return _common_ancestor(region, path)
+
+
+def _common_ancestor(a: str, b: str) -> str:
+    """The path of the nearest element that holds both paths; "" (no element in common) is the whole document."""
+    x, y = a.split("/"), b.split("/")
     common = 0
-    while common < min(len(a), len(b)) and a[common] == b[common]:
+    while common < min(len(x), len(y)) and x[common] == y[common]:
         common += 1
-    return "/".join(a[:common])  # "" (no element in common) keeps the whole document
+    return "/".join(x[:common])
+
+
+# A kept node of at least this many words is the start of the text a page's headline introduces (the lead).
+LEAD_WORDS = 20
+_TITLE_WORD = re.compile(r"\w+")
+
+
+def headline_node(page: Page) -> int:
+    """The index of the page's headline: the first node inside an <h1> whose words lie at least 80 % in the
+    page's <title> (which adds the site's name); -1 when there is none."""
+    title = set(_TITLE_WORD.findall(page.title.lower()))
+    if not title:
+        return -1
+    for node in page.nodes:
+        if "/h1[" in node.path or node.tag == "h1":
+            w = _TITLE_WORD.findall(node.content.lower())
+            if w and sum(t in title for t in w) >= 0.8 * len(w):
+                return node.index
+    return -1
+
+
+def _holding_lead(region: str, page: Page, keep: Sequence[bool]) -> str:
+    """The main region, widened to the nearest element that also holds the lead: the first kept node of
+    LEAD_WORDS words or more after the page's headline (headline_node), when the region leaves it out.
+
+    On an article with a short text, a list of teasers after it (headline, summary, "read the rest", five
+    times over) outweighs the article in words, and the region chose the list alone. The text that follows
+    the headline is what the page is about; widening keeps what the region held (docs/method-choices.md)."""
+    head = headline_node(page)
+    if head < 0:
+        return region
+    inside = region + "/"
+    for node, kept in zip(page.nodes[head + 1:], keep[head + 1:]):
+        if kept and node.path.startswith("/") and count_words(node.content) >= LEAD_WORDS:
+            if node.path == region or node.path.startswith(inside):
+                return region
+            return _common_ancestor(region, node.path)
+    return region
 
 
 # Why a node was kept or dropped (explain): the first rule, in the order the rules apply, that decided it.
@@ -484,7 +527,7 @@ def explain(page: Page, scores: Sequence[float], threshold: float, region_share:
         keep = [r == KEPT for r in reasons]
         region = main_region(nodes, keep, region_share)
         if region is not None:
-            region = _holding_best(region, nodes, scores, keep)
+            region = _holding_lead(_holding_best(region, nodes, scores, keep), page, keep)
             inside = region + "/"
             reasons = [("outside-main-region" if r == KEPT and n.path.startswith("/") and n.path != region
                         and not n.path.startswith(inside) else r) for n, r in zip(nodes, reasons)]

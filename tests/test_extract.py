@@ -497,6 +497,40 @@ def test_the_region_widens_to_hold_the_most_confident_node():
     assert kept and all(c.startswith("Another book") for c in kept)
 
 
+TEASERS_HTML = """<html><head><title>Hating the young, again / Weblog</title></head><body><div id="wrap">
+<div class="byline">Jo Writer / 10:08 am Fri Jul 19, 2013</div>
+<div class="headline"><h1>Hating the young, again</h1></div>
+<div class="post"><p>A cartoonist got a spot on the news for his sharp critique of the story told about the young, which
+has gone well beyond grumbling and into plain prejudice. Click through for the whole thing.</p></div>
+<div class="more">""" + "".join(
+    f'<div class="teaser"><h2><a href="/p{i}">Another story number {i} with a long headline</a></h2><p>The summary of '
+    f'another story number {i}, two sentences long, which the reader may follow to its own page if it looks '
+    f'interesting enough to read on, or skip.</p><h3><a href="/p{i}">READ THE REST</a></h3></div>' for i in range(5)
+) + "</div></div></body></html>"
+
+
+def test_the_region_widens_to_hold_the_text_after_the_headline():
+    # Five teasers outweigh a short post in words, so the region alone would be the teaser list and would cut
+    # the post (a weblog among trafilatura's test pages did this): the text after the headline comes back.
+    from edrew_scrapy.rules import explain, headline_node, main_region, relevant_mask
+
+    page = _serialized(TEASERS_HTML)
+    assert page.nodes[headline_node(page)].content == "Hating the young, again"
+    scores = [0.6] * len(page.nodes)
+    everything = [True] * len(page.nodes)
+    assert main_region(page.nodes, everything, 0.7).endswith("/div[4]")  # the teasers
+    mask = relevant_mask(page, scores, 0.5, 0.7)
+    kept = [n.content for n, k in zip(page.nodes, mask) if k]
+    assert any(c.startswith("A cartoonist") for c in kept)
+    assert any(c.startswith("The summary of another story number 4") for c in kept)  # widened, not moved
+    assert explain(page, scores, 0.5, 0.7).kept == mask
+    # no headline in the <title>: the region is the teaser list, as before
+    page = _serialized(TEASERS_HTML.replace("Hating the young, again / Weblog", "Weblog"))
+    assert headline_node(page) == -1
+    kept = [n.content for n, k in zip(page.nodes, relevant_mask(page, scores, 0.5, 0.7)) if k]
+    assert not any(c.startswith("A cartoonist") for c in kept)
+
+
 def test_cli_a_file_named_as_no_html_is_skipped_as_the_same_url_would_be(model_dir, tmp_path, capsys):
     import gzip
 
