@@ -820,7 +820,8 @@ class _NodeBuilder:
             elif height[p] >= 0 and h + 1 > height[p]:
                 height[p] = h + 1
         absorbed = [False] * n
-        mixed = b.has_text  # text of its own: mixed content if it has children
+        # text of its own, or a sentence block of inline children: mixed content if it has children
+        mixed = self._mixed(height) if merge_mixed else b.has_text
         takes = [False] * n  # has an absorbed child
         nonleaf = [False] * n  # has a child that is not absorbed (no <#CNT>)
         for i in range(1, n):
@@ -907,6 +908,28 @@ class _NodeBuilder:
                 node.parent = node.parent + 1 if node.parent >= 0 else -1
         return Page(url=b.url, nodes=nodes, title=b.title, count_tags=b.count_tags, n_elements=n - 1,
                     images=b.images, truncated=b.truncated)
+
+    def _mixed(self, height: List[int]) -> List[bool]:
+        """Per element: mixed content, whose inline children merge into it. Text of its own, or a sentence
+        block (cfg.sentence_tags) of inline children only, two or more of which carry text: "<p><span>The
+        words </span><em>yellow</em><span> and</span>…</p>" is one sentence, as "<p>The words <em>…" is."""
+        b = self.b
+        names, parents = b.names, b.parents
+        n = len(names)
+        mixed = list(b.has_text)
+        below = mixed[:]  # text somewhere in the element's subtree
+        for i in range(n - 1, 0, -1):
+            if below[i]:
+                below[parents[i]] = True
+        texts = [0] * n  # children that carry text
+        for i in range(1, n):
+            if below[i]:
+                texts[parents[i]] += 1
+        sentence = self.cfg.sentence_tags
+        for i in range(1, n):
+            if texts[i] >= 2 and 0 <= height[i] and names[i] in sentence:
+                mixed[i] = True
+        return mixed
 
     def _bucket(self, position: int) -> int:
         if 0 <= position < len(self.buckets):

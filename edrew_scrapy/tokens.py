@@ -62,6 +62,11 @@ INLINE_TAGS = frozenset(
     | {"abbr", "bdi", "bdo", "cite", "code", "data", "dfn", "font", "kbd", "q", "s", "samp", "time",
        "tt", "u", "var", "big", "label", "nobr", "wbr"}
 )
+# Blocks that hold a sentence: when all their children are inline and two or more carry text, the children
+# are one sentence ("<p><span>The words </span><em>yellow</em><span> and</span>…</p>", as editors such as
+# Substack's write paragraphs) and merge into the block, as they do when it has text of its own. Not <li> or
+# <div>: a list item's linked title and its excerpt (<strong><a>…</a></strong><span>…</span>) stay apart.
+SENTENCE_TAGS = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "figcaption"})
 VOID_TAGS = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source",
      "track", "wbr", "keygen", "frame", "basefont", "bgsound", "command"}
@@ -94,6 +99,7 @@ class SerializerConfig:
     formatter_tags: frozenset = FORMATTER_TAGS
     repeating_tags: frozenset = REPEATING_TAG_STRUCTURE
     inline_tags: frozenset = INLINE_TAGS
+    sentence_tags: frozenset = SENTENCE_TAGS
     merge_inline_in_mixed_content: bool = True
     fibonacci_buckets: Tuple[int, ...] = FIBONACCI_BUCKETS
     currency_symbols: Tuple[str, ...] = DEFAULT_CURRENCY_SYMBOLS

@@ -531,6 +531,19 @@ def test_the_region_widens_to_hold_the_text_after_the_headline():
     assert not any(c.startswith("A cartoonist") for c in kept)
 
 
+def test_a_sentence_written_in_spans_is_one_line_of_the_text():
+    # the shipped model on a newsletter page whose paragraphs are runs of <span>, <em> and <a> (Substack's
+    # markup): each paragraph is one line of `text`, its words in reading order
+    page = (Path(__file__).parent / "fixtures" / "pages" / "newsletter-spans.html").read_bytes()
+    [result] = extract(page)
+    lines = result.text.split("\n")
+    assert ("The words lantern and harbour keeper tend to appear together in old stories, but that does not mean "
+            "this particular reader who likes lanterns keeps a harbour.") in lines
+    assert any(line.startswith("A model that has read the stories will still guess it, because nearness in text is")
+               for line in lines)
+    assert all(len(line.split()) > 5 for line in lines)
+
+
 def test_cli_a_file_named_as_no_html_is_skipped_as_the_same_url_would_be(model_dir, tmp_path, capsys):
     import gzip
 

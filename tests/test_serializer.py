@@ -126,6 +126,33 @@ def test_inline_merge_can_be_turned_off():
     assert contents('<p>see <a href="/x">this link</a> here</p>', config=cfg) == ["see here", "this link"]
 
 
+def test_spans_of_one_sentence_merge_into_their_paragraph():
+    # editors such as Substack's write every run of a paragraph as a <span>: the paragraph is one node, in
+    # reading order, not its <em> words first and the spans as nodes of their own
+    html = ('<p><span>The words </span><em>yellow</em><span> and </span><em>school bus</em><span> tend to '
+            'correlate, but not this </span><a href="/x">individual</a><span> who likes yellow.</span></p>')
+    [n] = serialize(html).nodes
+    assert n.content == "The words yellow and school bus tend to correlate, but not this individual who likes yellow."
+    assert n.tag == "p" and n.link_chars == len("individual")
+    # spans and links alone (no formatter) in a sentence block, and in a heading
+    assert contents('<p><span>Only </span><a href="/y">links</a><span> and spans.</span></p>') == [
+        "Only links and spans."]
+    assert contents("<h2><span>Part </span><span>two</span></h2>") == ["Part two"]
+
+
+def test_inline_children_of_other_blocks_stay_nodes_of_their_own():
+    # a menu of links in a <div> or <li>s, one text-bearing child, or a block child: as before
+    assert contents('<div><a href="/a">One</a> <a href="/b">Two</a></div>') == ["One", "Two"]
+    assert contents('<ul><li><a href="/1">Home</a></li><li><a href="/2">About</a></li></ul>') == ["Home", "About"]
+    # a list of linked titles with an excerpt each ("recent comments"): title and excerpt stay apart
+    assert contents('<li><strong><a href="/c">Plaid to close</a></strong><span>Never heard of it.</span></li>') == [
+        "Plaid to close", "Never heard of it."]
+    page = serialize("<p><span>alone</span></p>")
+    assert [(n.content, n.tag) for n in page.nodes] == [("alone", "span")]
+    assert contents("<p><span>one</span><span>two</span></p>",
+                    config=SerializerConfig(merge_inline_in_mixed_content=False)) == ["one", "two"]
+
+
 def test_formatter_holding_a_block_is_not_merged():
     # an unclosed <b> must not swallow the page into one node
     assert contents("<div><b>bold<div>block one</div><div>block two</div></div>") == ["bold", "block one", "block two"]
