@@ -297,7 +297,9 @@ def _decide(page: Page, scores: Sequence[float], threshold: float, region_share:
         keep = [k and not d for k, d in zip(keep, drop)]
     region = main_region(nodes, keep, region_share)
     if region is not None:
-        region = _holding_lead(_holding_best(region, nodes, scores, keep), page, keep)
+        region = _holding_best(region, nodes, scores, keep)
+        if "headline-lead" not in off:
+            region = _holding_lead(region, page, keep)
         inside = region + "/"
         keep = [k and (not n.path.startswith("/") or n.path == region or n.path.startswith(inside))
                 for n, k in zip(nodes, keep)]
@@ -328,8 +330,10 @@ def _reader_comments(page: Page, keep: Sequence[bool]) -> Optional[List[bool]]:
     return comments
 
 
-# The rules that relevant_mask(off=...) and explain(off=...) can leave out, by the reason they give.
-OPTIONAL_RULES = ("reader-comments", "page-chrome")
+# The rules that relevant_mask(off=...) and explain(off=...) can leave out: the article rules by the reason
+# they give, and the main region's widening to the text after the headline (_holding_lead).
+ARTICLE_RULES = ("reader-comments", "page-chrome")
+OPTIONAL_RULES = ARTICLE_RULES + ("headline-lead",)
 
 
 def _check_off(off: Collection[str]) -> frozenset:
@@ -344,7 +348,7 @@ def _article_rules(page: Page, keep: Sequence[bool], off: Collection[str]):
     """(reason, nodes to drop) of the rules against an article's surroundings, in order, each on what the
     one before left kept: reader comments, then share and gallery chrome."""
     keep = list(keep)
-    for reason in OPTIONAL_RULES:
+    for reason in ARTICLE_RULES:
         if reason in off:
             continue
         if reason == "reader-comments":
@@ -527,7 +531,9 @@ def explain(page: Page, scores: Sequence[float], threshold: float, region_share:
         keep = [r == KEPT for r in reasons]
         region = main_region(nodes, keep, region_share)
         if region is not None:
-            region = _holding_lead(_holding_best(region, nodes, scores, keep), page, keep)
+            region = _holding_best(region, nodes, scores, keep)
+            if "headline-lead" not in off:
+                region = _holding_lead(region, page, keep)
             inside = region + "/"
             reasons = [("outside-main-region" if r == KEPT and n.path.startswith("/") and n.path != region
                         and not n.path.startswith(inside) else r) for n, r in zip(nodes, reasons)]

@@ -602,9 +602,9 @@ def _check_snippet_options(args, text_names: Sequence[str], baseline_names: Sequ
     if unlabelled or args.train_model:
         raise UsageError(f"--snippets: {', '.join(unlabelled) or '--train-model'} needs node labels, which snippet "
                          "pages do not have (--extractors without oracle, no --baselines or --train-model)")
-    if args.rules_off != "none" or args.comments or args.reference_field or args.reference_title != "keep":
-        raise UsageError("--snippets compares with each page's snippets: --rules-off, --comments, --reference-field "
-                         "and --reference-title do not apply")
+    if args.comments or args.reference_field or args.reference_title != "keep":
+        raise UsageError("--snippets compares with each page's snippets: --comments, --reference-field and "
+                         "--reference-title do not apply")
 
 
 def _evaluate(args, extractors, baseline_names, rules_off, out) -> int:
