@@ -24,7 +24,8 @@ from .tokens import retps_shape
 from .words import count_words
 
 __all__ = ["CHROME_WORDS", "COMMENT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT", "LEAD_WORDS",
-           "MAIN_REGION_SHARE", "OPTIONAL_RULES", "PAGE_BEST_SHARE", "REASONS", "SCREEN_READER_CLASSES", "Decision",
+           "MAIN_REGION_SHARE", "OPTIONAL_RULES", "PAGE_BEST_SHARE", "REASONS", "SCREEN_READER_CLASSES", "TEASER_ITEMS",
+           "Decision",
            "comments_are_content", "explain", "for_screen_readers_only", "headline_node", "in_comments",
            "in_customer_reviews", "in_form_control", "in_page_chrome", "is_product_page", "is_relevant",
            "layout_duplicates", "main_region", "reader_comment_nodes", "relevant_mask", "settled"]
@@ -434,22 +435,40 @@ def headline_node(page: Page) -> int:
 
 
 def _holding_lead(region: str, page: Page, keep: Sequence[bool]) -> str:
-    """The main region, widened to the nearest element that also holds the lead: the first kept node of
-    LEAD_WORDS words or more after the page's headline (headline_node), when the region leaves it out.
+    """The main region, widened to the nearest element that also holds the lead, when the region is a list of
+    other pages (teasers: TEASER_ITEMS or more of its children hold a kept linked heading) and leaves out the
+    lead: the first kept node of LEAD_WORDS words or more after the page's headline (headline_node).
 
     On an article with a short text, a list of teasers after it (headline, summary, "read the rest", five
     times over) outweighs the article in words, and the region chose the list alone. The text that follows
-    the headline is what the page is about; widening keeps what the region held (docs/method-choices.md)."""
+    the headline is what the page is about; widening keeps what the region held (docs/method-choices.md). A
+    region that is not such a list stays as it is: a standfirst above an article's body is not its lead."""
     head = headline_node(page)
     if head < 0:
         return region
     inside = region + "/"
     for node, kept in zip(page.nodes[head + 1:], keep[head + 1:]):
         if kept and node.path.startswith("/") and count_words(node.content) >= LEAD_WORDS:
-            if node.path == region or node.path.startswith(inside):
+            if node.path == region or node.path.startswith(inside) or not _lists_teasers(region, page, keep):
                 return region
             return _common_ancestor(region, node.path)
     return region
+
+
+# A region with kept linked headings in this many of its children is a list of other pages (teasers).
+TEASER_ITEMS = 3
+_HEADING = re.compile(r"/h[2-6]\[")
+
+
+def _lists_teasers(region: str, page: Page, keep: Sequence[bool]) -> bool:
+    """TEASER_ITEMS or more children of the region hold a kept node that is all link text inside an <h2>-<h6>."""
+    inside = region + "/"
+    items = set()
+    for node, kept in zip(page.nodes, keep):
+        if (kept and node.path.startswith(inside) and node.link_chars >= len(node.content)
+                and _HEADING.search(node.path, len(region))):
+            items.add(node.path[len(inside):].split("/", 1)[0])
+    return len(items) >= TEASER_ITEMS
 
 
 # Why a node was kept or dropped (explain): the first rule, in the order the rules apply, that decided it.
