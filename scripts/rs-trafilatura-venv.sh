@@ -3,7 +3,7 @@
 # --extractors rs-trafilatura` and benchmarks/peers.py compare against. It ships a CPython 3.12 wheel only, so
 # it cannot be installed in the project's venv: it runs in this one, as a worker process. A benchmark peer,
 # never a dependency of the project.
-#   bash scripts/rs-trafilatura-venv.sh        # prints the venv's python; then
+#   bash scripts/rs-trafilatura-venv.sh        # prints the venv's python (absolute); then
 #   edrew evaluate ... --extractors rs-trafilatura --rs-trafilatura-python .venv-rs/bin/python
 # EDREW_RS_VENV: where the venv goes (default .venv-rs in the repository); EDREW_PYTHON312: the Python 3.12 to
 # build it from (default python3.12 on PATH, else pyenv's newest 3.12).
@@ -13,7 +13,7 @@ VENV="${EDREW_RS_VENV:-.venv-rs}"
 VERSION="rs-trafilatura==0.1.1"
 if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import rs_trafilatura" 2>/dev/null \
         && [ "$(cat "$VENV/.edrew-stamp" 2>/dev/null)" = "$VERSION" ]; then
-    echo "$VENV/bin/python"
+    echo "$(realpath "$VENV")/bin/python"
     exit 0
 fi
 is312() { "$1" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' 2>/dev/null; }
@@ -33,4 +33,4 @@ rm -rf "$VENV"
 "$PY" -m venv "$VENV"
 "$VENV/bin/pip" install -q "$VERSION" >&2
 echo "$VERSION" > "$VENV/.edrew-stamp"
-echo "$VENV/bin/python"
+echo "$(realpath "$VENV")/bin/python"
