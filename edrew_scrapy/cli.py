@@ -13,7 +13,7 @@ from typing import List, Optional
 # name -> one-line help; the module edrew_scrapy.commands.<name> implements it
 COMMANDS = {
     "nodes": "print the text nodes of pages with their reTPS, bucket and path",
-    "evaluate": "node P/R/F1 and word-F1 of EDREW, reTPS baselines, trafilatura and readability",
+    "evaluate": "node P/R/F1 and word-F1 of EDREW, reTPS baselines and peers; the snippet check",
     "extract": "print the relevant content of pages (jsonl or text) scored by a model",
     "pdf": "structure and sentences of PDF articles, one XML file each",
     "inspect": "write an HTML report of one page: its nodes coloured by score, the rule that decided each",

@@ -3,9 +3,10 @@
 
 Compares, on the same test pages of each split: our model (--model, or --train-model to train it on
 each split's training pages), the reTPS baselines
-(--baselines, trained on each split's training pages), trafilatura, readability and the oracle (the
-labels themselves: the ceiling of a node classifier). Prints a table and writes summary.json,
-summary.csv, pages.csv and chart.png under --out.
+(--baselines, trained on each split's training pages), the peers (trafilatura, readability, resiliparse,
+rs-trafilatura: training/peers.py) and the oracle (the labels themselves: the ceiling of a node classifier).
+Prints a table and writes summary.json, summary.csv, pages.csv and chart.png under --out. `--snippets` scores
+pages that have must-keep / must-drop snippets instead of a reference (training/snippets.py).
 
 `--dataset NAME=KIND:PATH`, repeated, evaluates several datasets in one run, reported per dataset and per
 dataset and page type (never only pooled); `--split holdout` scores the test pages `edrew train` held out
