@@ -134,7 +134,7 @@ def test_a_peer_module_that_is_not_installed_is_a_usage_error(tmp_path, capsys, 
 
 
 def _rs_python() -> str:
-    """The Python 3.12 with rs-trafilatura (scripts/rs-trafilatura-venv.sh; .ci/run builds it): CI fails without
+    """The Python 3.12 with rs-trafilatura (scripts/rs-trafilatura-venv.sh; scripts/test.sh builds it): CI fails without
     it, elsewhere the test says why it skips."""
     python = peers.rs_trafilatura_python()
     try:
