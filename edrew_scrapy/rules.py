@@ -23,8 +23,8 @@ from .page import Page
 from .tokens import retps_shape
 from .words import count_words
 
-__all__ = ["CHROME_WORDS", "COMMENT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT", "LEAD_WORDS",
-           "MAIN_REGION_SHARE", "OPTIONAL_RULES", "PAGE_BEST_SHARE", "REASONS", "SCREEN_READER_CLASSES", "TEASER_ITEMS",
+__all__ = ["ARTICLE_WORDS", "CHROME_WORDS", "COMMENT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT",
+           "LEAD_WORDS", "MAIN_REGION_SHARE", "OPTIONAL_RULES", "PAGE_BEST_SHARE", "REASONS", "SCREEN_READER_CLASSES", "TEASER_ITEMS",
            "Decision",
            "comments_are_content", "explain", "for_screen_readers_only", "headline_node", "in_comments",
            "in_customer_reviews", "in_form_control", "in_page_chrome", "is_product_page", "is_relevant",
@@ -119,13 +119,39 @@ def in_comments(node) -> bool:
     return any(w in own for w in COMMENT_WORDS) and any(_comment_token(t) for t in own.split())
 
 
+# An article's own text before its reader comments: this many kept words outside the comment section, ahead
+# of the thread's first comment, make the page an article with a thread, however long the thread. A forum's or
+# a link aggregator's thread opens with a title, a link and a few lines before the posts its markup calls
+# comments; an article says more than a few paragraphs first.
+ARTICLE_WORDS = 200
+# Comment-marked nodes this short do not start the thread: a "23" comment-count link in a byline, a
+# "Comments" feed icon, a "57 Comments" heading or a commenter's name.
+_THREAD_START_WORDS = 5
+
+
 def comments_are_content(page: Page, nodes: Sequence, keep: Sequence[bool], comments: Sequence[bool]) -> bool:
     """Whether the page's comment-marked nodes are its content: the page declares a forum post or Q&A page
     (declared.py), or they hold at least half of its kept words (a forum thread or a link aggregator whose
-    markup calls each post a comment, whatever type it declares: such pages often say "article")."""
+    markup calls each post a comment, whatever type it declares: such pages often say "article") and fewer
+    than ARTICLE_WORDS kept words come before them (a blog post whose thread outgrew it is still an article)."""
     if declared_kinds(page.declared)[2]:  # discussion
         return True
-    return _word_share(nodes, keep, comments) >= 0.5
+    return _word_share(nodes, keep, comments) >= 0.5 and _words_before(nodes, keep, comments) < ARTICLE_WORDS
+
+
+def _words_before(nodes: Sequence, keep: Sequence[bool], comments: Sequence[bool]) -> int:
+    """The kept words outside `comments` that come before the thread's first comment (the first kept comment
+    node of at least _THREAD_START_WORDS words), in document order."""
+    words = 0
+    for node, kept, c in zip(nodes, keep, comments):
+        if not kept:
+            continue
+        n = count_words(node.content)
+        if not c:
+            words += n
+        elif n >= _THREAD_START_WORDS:
+            break
+    return words
 
 
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})

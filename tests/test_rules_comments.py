@@ -137,3 +137,41 @@ def test_cli_extract_writes_the_comments_apart(tmp_path, capsys):
     [record] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert "Who pays for the buses while the works go on" in record["comments"]
     assert "Who pays for the buses" not in record["text"] and "Work starts in March" in record["text"]
+
+
+# A blog post of some length whose reader thread outgrew it: the thread holds most of the page's words.
+POST_PARAGRAPHS = "".join(
+    f"<p>On day {day} of the trip we walked from the harbour to the old mill, stopped for bread at the bakery by "
+    f"the church, crossed the river on the rebuilt bridge and reached the campsite before the evening rain.</p>"
+    for day in range(1, 8))
+REPLIES = "".join(
+    f'<li class="comment"><div class="comment-body"><p class="comment-author">reader{i}</p><p>Thanks for the '
+    f"write-up ({i}), we did the same walk last summer and the bakery by the church was closed on Sundays, so take "
+    f"bread the day before; the campsite also fills up early in August, book it ahead.</p></div></li>"
+    for i in range(12))
+LONG_THREAD = ("<html><head><title>Walk</title>{head}</head><body><div class=\"page\"><article class=\"post\">"
+               "<h1>Seven days on foot along the river</h1>" + POST_PARAGRAPHS + "</article>"
+               '<div id="comments"><h2>12 responses</h2><ol class="comment-list">' + REPLIES + "</ol></div>"
+               "</div></body></html>")
+
+
+def test_a_long_thread_under_an_article_is_still_comments():
+    # the replies outweigh the post, but the post's own text comes first and is long: an article, not a forum
+    for head in ("", NEWS_ARTICLE):
+        page, scores, kept = _kept(LONG_THREAD.format(head=head))
+        assert not any(t.startswith("Thanks for the write-up") for t in kept)
+        assert any(t.startswith("On day 3 of the trip") for t in kept)
+        assert _comment_nodes(LONG_THREAD.format(head=head))[0] == "reader0"
+    # declared a discussion, the thread is the page's content again
+    _page, _scores, kept = _kept(LONG_THREAD.format(head=FORUM_POSTING))
+    assert any(t.startswith("Thanks for the write-up") for t in kept)
+
+
+def test_a_link_aggregator_keeps_its_thread():
+    # a submitted link and one line of text, then the discussion its markup calls comments: the thread is the page
+    html = ('<html><head><title>Link</title></head><body><div class="story"><h1><a href="https://example.org/b">'
+            "The bridge report is out</a></h1><p>Submitted by cyclist42, the council's full inspection report.</p>"
+            '</div><ol class="comment-list">' + REPLIES + "</ol></body></html>")
+    _page, _scores, kept = _kept(html)
+    assert sum(t.startswith("Thanks for the write-up") for t in kept) == 12
+    assert _comment_nodes(html) == []
