@@ -24,8 +24,8 @@ from .tokens import retps_shape
 from .words import count_words
 
 __all__ = ["ARTICLE_WORDS", "CHROME_WORDS", "COMMENT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT",
-           "LEAD_WORDS", "MAIN_REGION_SHARE", "OPTIONAL_RULES", "PAGE_BEST_SHARE", "REASONS", "SCREEN_READER_CLASSES", "TEASER_ITEMS",
-           "Decision",
+           "LEAD_WORDS", "MAIN_REGION_SHARE", "OPTIONAL_RULES", "PAGE_BEST_SHARE", "REASONS", "SCREEN_READER_CLASSES",
+           "TEASER_ITEMS", "Decision",
            "comments_are_content", "explain", "for_screen_readers_only", "headline_node", "in_comments",
            "in_customer_reviews", "in_form_control", "in_page_chrome", "is_product_page", "is_relevant",
            "layout_duplicates", "main_region", "reader_comment_nodes", "relevant_mask", "settled"]
