@@ -141,7 +141,7 @@ def _read(html: HtmlInput, encoding: Optional[str], url: Optional[str]) -> Tuple
     if title is not None:
         declared.title = _clean(title.text())
     declared.items.extend(_jsonld_items(tree, skipped))
-    if _needs_microdata(declared.items) and tree.css_first("[itemscope]") is not None:
+    if _needs_microdata(declared.items) and _microdata_could_add(tree):
         declared.items.extend(_microdata_items(text, url, skipped))
     try:
         declared.og = _opengraph(tree)
@@ -226,6 +226,30 @@ def _needs_microdata(items: Sequence[Dict[str, Any]]) -> bool:
             return not (_text(item.get("headline")) and _text(item.get("author"))
                         and _text(item.get("datePublished")))
     return True
+
+
+# microdata properties read from any item, whatever its type (_declared_date, _language, _site_from_items)
+_ANY_ITEM_PROPS = ("datePublished", "dateCreated", "uploadDate", "dateModified", "inLanguage", "publisher")
+_ANY_ITEM_SELECTOR = ", ".join(f"[itemprop~={name}]" for name in _ANY_ITEM_PROPS)
+# the item types whose properties describe() reads: those that speak for the page, and the site's
+_SITE_TYPES = frozenset({"website", "organization", "newsmediaorganization", "corporation"})
+
+
+def _microdata_could_add(tree) -> bool:
+    """Whether extruct's microdata items could change a field, read from lexbor's tree without lxml's
+    parse: an item typed as one whose properties describe() reads (an article, a product, a web page, the
+    site, ...) or, on an item of any type, a property read from every item (a date, the language, the
+    publisher). Breadcrumbs, offers, ratings and the like alone change nothing."""
+    try:
+        if tree.css_first(_ANY_ITEM_SELECTOR) is not None:
+            return True
+        for el in tree.css("[itemtype]"):
+            names = set(type_names({"@type": (el.attributes.get("itemtype") or "").split()}))
+            if names & (_PRIMARY | _PAGE | _SITE_TYPES):
+                return True
+    except Exception:  # noqa: BLE001 - a hostile tree: let extruct's reader decide
+        return tree.css_first("[itemscope]") is not None
+    return False
 
 
 def _microdata_items(text: str, url: Optional[str], skipped: List[str]) -> List[Dict[str, Any]]:
@@ -428,7 +452,11 @@ _NO_PAGE = "<html><body></body></html>"
 def _url_date(url: Optional[str], today: Optional[_dt.date]) -> Optional[str]:
     """A full date in the URL ("/2025/09/04/"), htmldate's first rule (which ends its search where it
     finds one), read without parsing the page."""
-    return _htmldate(_NO_PAGE, url, today, False) if url else None
+    return _htmldate(_NO_PAGE, url, today, False) if url and _URL_DAY.search(url) else None
+
+
+# what htmldate's URL pattern needs at least: four digits (the year), a separator, a digit
+_URL_DAY = re.compile(r"\d{4}[/_-]\d")
 
 
 def _htmldate(text: str, url: Optional[str], today: Optional[_dt.date], extensive: bool,
@@ -724,7 +752,7 @@ def _host(url: Optional[str]) -> str:
 
 def _site_from_items(items: Sequence[Dict[str, Any]]) -> str:
     for item in items:
-        if set(type_names(item)) & {"website", "organization", "newsmediaorganization", "corporation"}:
+        if set(type_names(item)) & _SITE_TYPES:
             name = _text(item.get("name"))
             if name:
                 return name

@@ -79,6 +79,25 @@ def test_microdata_article():
     assert m.date_published == "2023-10-01" and m.language == "fr"
 
 
+def test_microdata_is_read_only_where_it_could_change_a_field(monkeypatch):
+    read = []
+    shipped = metadata._microdata_items
+    monkeypatch.setattr(metadata, "_microdata_items", lambda *a: read.append(1) or shipped(*a))
+    crumbs = ('<ol itemscope itemtype="https://schema.org/BreadcrumbList"><li itemprop="itemListElement" itemscope '
+              'itemtype="https://schema.org/ListItem"><span itemprop="name">Home</span></li></ol>'
+              '<div itemscope itemtype="http://schema.org/Offer"><span itemprop="price">3</span></div>')
+    m = meta_of(f"<html><head><title>Tarts</title></head><body>{crumbs}<p>Text</p></body></html>")
+    assert read == [] and m.headline == "Tarts"  # breadcrumbs and offers alone change nothing
+    assert meta_of(MICRODATA).headline == "La tarte aux pommes" and read == [1]  # an article's
+    # a date on an item of any type (or of none) is read
+    untyped = '<div itemscope><time itemprop="datePublished" datetime="2023-10-01">1 Oct</time></div>'
+    m = meta_of(f"<html><body>{crumbs}{untyped}<p>Text</p></body></html>", url="https://example.com/a")
+    assert m.date_published == "2023-10-01" and read == [1, 1]
+    shop = ('<div itemscope itemtype="https://schema.org/Product https://schema.org/Thing">'
+            '<h1 itemprop="name">Blue kettle</h1></div>')
+    assert meta_of(f"<html><body>{shop}</body></html>").headline == "Blue kettle" and read == [1, 1, 1]
+
+
 NONE = """<html><head><title>Opening hours - Town Library</title></head><body>
 <nav><a href="/">Home</a></nav><h1>Opening hours</h1><p>We open at nine on weekdays and at ten on Saturdays.</p>
 </body></html>"""
@@ -159,11 +178,11 @@ def test_deeply_nested_json_ld_and_microdata():
     deep = "[" * 100_000 + "]" * 100_000
     html = f'<html><head><script type="application/ld+json">{deep}</script></head><body><p>x</p></body></html>'
     assert "jsonld" in meta_of(html).skipped
-    nested = '<div itemscope itemtype="https://schema.org/Thing" itemprop="x">' * 3000 + "</div>" * 3000
+    nested = '<div itemscope itemtype="https://schema.org/WebPage" itemprop="x">' * 3000 + "</div>" * 3000
     m = meta_of(f"<html><body>{nested}<p>text</p></body></html>")
     assert "microdata" in m.skipped  # extruct's recursion gives up; the rest of the page is read
     assert m.date_published == "2025-09-04"  # from the URL, through htmldate
-    many = '<span itemscope itemtype="https://schema.org/Thing"><b itemprop="name">n</b></span>' * 3000
+    many = '<span itemscope itemtype="https://schema.org/Product"><b itemprop="name">n</b></span>' * 3000
     assert "microdata-too-many" in meta_of(f"<html><body>{many}</body></html>").skipped
 
 
