@@ -472,7 +472,9 @@ def _htmldate(text: str, url: Optional[str], today: Optional[_dt.date], extensiv
         day = htmldate.find_date(source, extensive_search=False, original_date=True, url=url,
                                  min_date=f"{MIN_YEAR}-01-01", max_date=latest.isoformat())
         return _day(day, today) if day else None
-    parser = _date_parser(language.split("-")[0].lower()) if language else None
+    # a page that declares no language dateparser knows: English alone. htmldate's own parser (every
+    # locale) would cost some 30 MB and seconds to load, and found no other date on the evaluated pages
+    parser = (_date_parser(language.split("-")[0].lower()) if language else None) or _date_parser("en")
     # htmldate takes no parser: ours stands in for its module's for this one search, under a lock, so a
     # search in another thread neither gets it nor restores the wrong one
     with _DATE_PARSER_LOCK:

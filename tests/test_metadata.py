@@ -344,4 +344,21 @@ def test_the_text_search_parses_dates_in_the_declared_language():
         assert page_metadata(html, page, None, Article(), url=page.url, today=TODAY).date_published == "2024-02-03"
         assert htmldate.extractors.get_external_parser is shipped  # htmldate's own parser is put back
     assert metadata._date_parser("es") is metadata._date_parser("es")
-    assert metadata._date_parser("zz") is None  # a language dateparser lacks: htmldate's every-locale parser
+    assert metadata._date_parser("zz") is None  # a language dateparser lacks: English (below)
+
+
+def test_the_text_search_never_builds_htmldates_every_locale_parser(monkeypatch):
+    import htmldate.extractors
+
+    class Article:
+        def predict(self, page):
+            return "article", 0.9
+
+    built = []
+    monkeypatch.setattr(htmldate.extractors, "get_external_parser", lambda: built.append(1))
+    for lang in ("", "zz", "en"):  # none declared, one dateparser lacks, one it knows
+        html = (f'<html lang="{lang}"><head><title>Council</title></head><body><h1>Council</h1>'
+                "<div><p>Feb. 3, 2024</p></div><p>The council met on a rainy evening to vote.</p></body></html>")
+        page = serialize(html, url="https://news.example/council")
+        assert page_metadata(html, page, None, Article(), url=page.url, today=TODAY).date_published == "2024-02-03"
+    assert built == []
