@@ -462,6 +462,7 @@ _URL_DAY = re.compile(r"\d{4}[/_-]\d")
 def _htmldate(text: str, url: Optional[str], today: Optional[_dt.date], extensive: bool,
               language: Optional[str] = None) -> Optional[str]:
     import htmldate
+    import htmldate.core
     import htmldate.extractors
 
     latest = today or _dt.date.today()
@@ -476,20 +477,31 @@ def _htmldate(text: str, url: Optional[str], today: Optional[_dt.date], extensiv
     # locale) would cost some 30 MB and seconds to load, and found no other date on the evaluated pages
     parser = (_date_parser(language.split("-")[0].lower()) if language else None) or _date_parser("en")
     # htmldate takes no parser: ours stands in for its module's for this one search, under a lock, so a
-    # search in another thread neither gets it nor restores the wrong one
+    # search in another thread neither gets it nor restores the wrong one. Its last resort, `search_page`
+    # (some twenty regular expressions over the whole page's markup, scripts included), is left out the
+    # same way: on WCXB its dates were mostly a year's January 1st on undated pages (docs/metadata.md)
     with _DATE_PARSER_LOCK:
-        # an htmldate without that hook searches with its own parser, as before
+        # an htmldate without these hooks searches with its own parser and fallback, as before
         shipped = getattr(htmldate.extractors, "get_external_parser", None)
+        last_resort = getattr(htmldate.core, "search_page", None)
         swap = parser is not None and shipped is not None
         if swap:
             htmldate.extractors.get_external_parser = lambda: parser
+        if last_resort is not None:
+            htmldate.core.search_page = _no_date
         try:
             day = htmldate.find_date(source, extensive_search=True, original_date=True, url=url,
                                      min_date=f"{MIN_YEAR}-01-01", max_date=latest.isoformat())
         finally:
             if swap:
                 htmldate.extractors.get_external_parser = shipped
+            if last_resort is not None:
+                htmldate.core.search_page = last_resort
     return _day(day, today) if day else None
+
+
+def _no_date(*args, **kwargs) -> None:
+    return None
 
 
 _DATE_PARSER_LOCK = threading.Lock()

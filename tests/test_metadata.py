@@ -362,3 +362,24 @@ def test_the_text_search_never_builds_htmldates_every_locale_parser(monkeypatch)
         page = serialize(html, url="https://news.example/council")
         assert page_metadata(html, page, None, Article(), url=page.url, today=TODAY).date_published == "2024-02-03"
     assert built == []
+
+
+def test_the_text_search_does_not_guess_a_day_from_a_bare_year(monkeypatch):
+    import htmldate
+    import htmldate.core
+
+    class Article:
+        def predict(self, page):
+            return "article", 0.9
+
+    shipped = htmldate.core.search_page
+    html = ('<html lang="en"><head><title>Council</title></head><body><h1>Council</h1><p>The council met on a '
+            "rainy evening to vote on the plan.</p><footer><p>Copyright 2019 Acme Ltd.</p></footer></body></html>")
+    # htmldate's last resort reads "2019" as January 1st; metadata gives no date rather than that one
+    assert htmldate.find_date(html, extensive_search=True, original_date=True) == "2019-01-01"
+    page = serialize(html, url="https://news.example/council")
+    assert page_metadata(html, page, None, Article(), url=page.url, today=TODAY).date_published is None
+    assert htmldate.core.search_page is shipped  # put back
+    dated = html.replace("<p>Copyright", "<p>Updated 12/03/2019 by the team</p><p>Copyright")
+    page = serialize(dated, url="https://news.example/council")
+    assert page_metadata(dated, page, None, Article(), url=page.url, today=TODAY).date_published == "2019-03-12"
