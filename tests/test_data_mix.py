@@ -121,6 +121,9 @@ def test_training_on_a_mix_holds_out_each_set_and_evaluate_scores_exactly_those_
     assert all(d["train"] and d["val"] and d["test"] for d in sets.values())
     assert {"test/alpha", "test/b", "validation/alpha", "validation/b"} <= set(card["metrics"])
     assert f"distinct reTPS of the HTML under {extra}" in card["training"]["pretrain"]["source"]
+    [html] = card["training"]["pretrain"]["html"]  # the unlabelled folder, its pages and its owner's terms
+    assert (html["path"], html["pages"], html["sequences"] > 0) == (str(extra), 1, True)
+    assert html["licence"] == "as given by the pages' owners" and html["may_train_a_shipped_model"]
     assert set(card["training"]["test_pages"]) == {"alpha", "b"}
     capsys.readouterr()
 
@@ -208,3 +211,15 @@ def test_the_table_keeps_long_dataset_names_apart_from_the_extractor():
     row = {"group": "mozilla-readability/article", "extractor": "readability", "pages": 3, "word_p": 1.0,
            "word_r": 1.0, "word_f1": 1.0, "node_p": 1.0, "node_r": 1.0, "node_f1": 1.0}
     assert format_table([row]).splitlines()[2].split()[:3] == ["mozilla-readability/article", "readability", "3"]
+
+
+def test_pretraining_html_folders_are_credited_by_their_set():
+    from edrew_scrapy.data.mix import credit_of_folder
+
+    shared = Path("/data/shared/datasets")
+    assert credit_of_folder(shared / "trafilatura-eval-pages" / "html")["licence"] == "Apache-2.0"
+    dragnet = credit_of_folder(shared / "dragnet" / "html")  # AGPL-3.0: a shipped biLM may not read it
+    assert (dragnet["licence"], dragnet["may_train_a_shipped_model"]) == ("AGPL-3.0", False)
+    assert credit_of_folder(shared / "fundus-news")["credit"].startswith("fundus")
+    other = credit_of_folder(Path("/crawl/html"))  # an unknown set: its owners' terms, named by its folder
+    assert (other["dataset"], other["licence"]) == ("html", "as given by the pages' owners")

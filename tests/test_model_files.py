@@ -344,6 +344,8 @@ def test_the_shipped_default_names_every_training_set_and_trained_on_none_it_may
         known = KNOWN_DATASETS[s["name"]]
         assert (s["licence"], s["credit"], s["may_train_a_shipped_model"]) == (known["licence"], known["credit"], True)
         assert s["train"] > 0
+    for html in card["training"]["pretrain"].get("html", []):  # the biLM's unlabelled pages, if any
+        assert html["may_train_a_shipped_model"] and html["licence"] != KNOWN_DATASETS["dragnet"]["licence"]
     assert KNOWN_DATASETS["dragnet"]["trains"] is False
     assert "dragnet" not in card["training"]["command"]
     assert [s["name"] for s in card["training"]["not_trained_on"]] == ["dragnet"]

@@ -20,7 +20,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from . import DatasetError, LabelledPage, words
 
 __all__ = ["DatasetSpec", "KNOWN_DATASETS", "MIX_KINDS", "parse_spec", "load_dataset", "load_mixed",
-           "split_per_dataset", "dataset_of", "credit_of", "drop_title_line"]
+           "split_per_dataset", "dataset_of", "credit_of", "credit_of_folder", "drop_title_line"]
 
 MIX_KINDS = ("wcxb", "simple")
 
@@ -142,6 +142,18 @@ def credit_of(spec: DatasetSpec) -> dict:
     base = known or {"name": spec.name, "credit": "", "licence": "as given by the dataset's owner", "trains": True}
     return {"name": spec.name, "kind": spec.kind, "path": str(spec.labels or spec.path),
             "dataset": base["name"], "credit": base["credit"], "licence": base["licence"],
+            "may_train_a_shipped_model": base["trains"]}
+
+
+def credit_of_folder(folder: Path) -> dict:
+    """Name, credit and licence of a folder of unlabelled HTML the biLM pre-trains on, for a model card: the
+    known set of that folder name, or of its parent's for a set's ``html/`` or ``pages/`` folder (where the
+    shared sets keep their pages), else the owner's terms."""
+    folder = Path(folder)
+    names = [folder.name] + ([folder.parent.name] if folder.name in ("html", "pages") else [])
+    known = next((KNOWN_DATASETS[n] for n in names if n in KNOWN_DATASETS), None)
+    base = known or {"name": folder.name, "credit": "", "licence": "as given by the pages' owners", "trains": True}
+    return {"path": str(folder), "dataset": base["name"], "credit": base["credit"], "licence": base["licence"],
             "may_train_a_shipped_model": base["trains"]}
 
 

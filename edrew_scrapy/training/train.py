@@ -25,7 +25,7 @@ from ..model.head import Head, head_config
 from ..model.scorer import save_model
 from ..page import Page
 from .head_training import LR_SCHEDULES, NODE_WEIGHTS, encode_pages, predict, to_device, train_head
-from .pretrain import pretrain_bilm, sequences_from_html, sequences_from_pages
+from .pretrain import html_files, pretrain_bilm, sequences_from_html, sequences_from_pages
 from .support import Curve, log, plot_curves, progress_bar
 from .thresholds import choose_threshold, choose_threshold_within_noise, node_prf, page_word_f1, page_word_f1s
 
@@ -216,6 +216,13 @@ def check_config(config: TrainConfig) -> None:
         raise ValueError(f"--threads must be at least 1, got {config.threads}")
 
 
+def _html_corpus(folder: Path, sequences: int) -> dict:
+    """A folder of unlabelled pre-training HTML as the card lists it: licence, pages, distinct reTPS."""
+    from ..data.mix import credit_of_folder
+
+    return dict(credit_of_folder(folder), pages=len(html_files(folder)), sequences=sequences)
+
+
 def _metric_name(config: TrainConfig) -> str:
     if config.metric != "auto":
         return config.metric
@@ -313,9 +320,13 @@ def train(config: TrainConfig) -> dict:
     else:
         options = json.loads(json.dumps(config.options))
         bilm = ElmoBiLm(options)
+        # every folder of unlabelled HTML with its licence, for the card: a shipped biLM may only have read
+        # pages that may train a shipped model (the labelled training pages are in training.datasets)
+        corpora = []
         if config.pretrain_html:
             sequences = sequences_from_html(config.pretrain_html, progress=config.progress)
             pretrain_source = str(config.pretrain_html)
+            corpora.append(_html_corpus(config.pretrain_html, len(sequences)))
         else:
             sequences = sequences_from_pages(pages[i] for i in lm_idx)
             pretrain_source = f"reTPS of the {len(lm_idx)} training pages"
@@ -323,6 +334,7 @@ def train(config: TrainConfig) -> dict:
             extra = sequences_from_html(folder, progress=config.progress)
             sequences += extra
             pretrain_source += f" + {len(extra)} distinct reTPS of the HTML under {folder}"
+            corpora.append(_html_corpus(folder, len(extra)))
         if not sequences:  # no step would run, and there would be no loss to report
             raise ValueError(f"{pretrain_source}: no text nodes to pre-train the biLM on")
     bilm = bilm.to(device)
@@ -331,7 +343,8 @@ def train(config: TrainConfig) -> dict:
         pre_minutes = max(min(config.pretrain_minutes, (deadline - t0) / 60 * 0.4), 0.05)
         pre_curve, pre_info = pretrain_bilm(bilm, sequences, minutes=pre_minutes, seed=config.seed,
                                             max_steps=config.pretrain_steps, progress=config.progress)
-        pre_info.update(source=pretrain_source, seconds=round(time.monotonic() - t0, 1))
+        pre_info.update(source=pretrain_source, seconds=round(time.monotonic() - t0, 1),
+                        **({"html": corpora} if corpora else {}))
         log(f"pre-trained the biLM: {pre_info['steps']} steps, loss {pre_info['final_loss']:.3f}, "
             f"{len(sequences)} sequences, {pre_info['seconds']:.0f} s")
 
