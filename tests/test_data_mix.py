@@ -148,6 +148,23 @@ def test_training_on_a_mix_holds_out_each_set_and_evaluate_scores_exactly_those_
     assert "held out" in capsys.readouterr().err
 
 
+def test_a_split_seed_holds_out_the_same_pages_for_heads_of_other_seeds(tmp_path, capsys):
+    a = write_set(tmp_path / "a", "alpha", n=12)
+    common = ["train", "--dataset", f"alpha=simple:{a}", "--test-fraction", "0.3", "--pretrain-steps", "2",
+              "--epochs", "1", "--features", "16", "--no-progress"]
+    cards = {}
+    for name, seeds in (("s1", []), ("s2", ["--seed", "2", "--split-seed", "1"]), ("other", ["--seed", "2"])):
+        assert main(common + ["--out", str(tmp_path / name)] + seeds) == 0
+        cards[name] = json.loads((tmp_path / name / "card.json").read_text())["training"]
+    assert cards["s2"]["test_pages"] == cards["s1"]["test_pages"] and cards["s2"]["split_seed"] == 1
+    assert cards["other"]["test_pages"] != cards["s1"]["test_pages"] and "split_seed" not in cards["other"]
+    # the held-out pages of the split seed are the ones evaluate draws with that seed
+    assert main(["evaluate", "--dataset", f"alpha=simple:{a}", "--split", "holdout", "--test-fraction", "0.3",
+                 "--model", str(tmp_path / "s2"), "--extractors", "none", "--no-progress",
+                 "--out", str(tmp_path / "report")]) == 0
+    capsys.readouterr()
+
+
 def test_the_headline_convention_is_aligned_when_asked(tmp_path, capsys):
     from edrew_scrapy.commands.evaluate import drop_reference_titles
     from edrew_scrapy.data import simple

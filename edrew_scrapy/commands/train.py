@@ -51,6 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-minutes", type=float, default=55.0, help="budget for the whole run")
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--split-seed", type=int, default=None,
+                        help="seed of the train/validation/test split alone (default: --seed), so that heads of "
+                             "several seeds hold out the same pages")
     parser.add_argument("--threads", type=int_at_least(1), default=1,
                         help="torch threads (at most 2 here: on a busy 2-core machine 1 is fastest)")
     parser.add_argument("--device", default="cpu",
@@ -193,7 +196,8 @@ def _run(args: argparse.Namespace) -> int:
         pretrain_html=Path(args.pretrain_html) if args.pretrain_html else None,
         pretrain_extra=tuple(Path(p) for p in args.pretrain_extra), datasets=args.datasets,
         pretrain_minutes=args.pretrain_minutes, pretrain_steps=args.pretrain_steps,
-        max_minutes=args.max_minutes, epochs=args.epochs, seed=args.seed, threads=args.threads,
+        max_minutes=args.max_minutes, epochs=args.epochs, seed=args.seed, split_seed=args.split_seed,
+        threads=args.threads,
         val_fraction=args.val_fraction, test_fraction=args.test_fraction, group_by=args.group_by,
         limit=args.limit, sites=sites, attrs=attrs,
         labels_file=Path(args.labels) if args.labels else None, progress=not args.no_progress,

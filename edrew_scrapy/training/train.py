@@ -127,6 +127,9 @@ class TrainConfig:
     # a model folder whose biLM (ELMo options + weights) is reused as is: no pre-training, only the head
     # is trained (a user's own labels on the shipped biLM; or CV heads on each fold's own biLM)
     bilm_from: Optional[Path] = None
+    # the seed of the train/validation/test split alone (None: --seed): heads of several seeds on one split
+    # measure the spread of two trainings on the same held-out pages
+    split_seed: Optional[int] = None
     progress: bool = True
     metric: str = "auto"   # "word" (page word-F1, WCXB's) or "node" (node F1, the thesis's); auto by dataset
     # the main-region step of extraction (edrew_scrapy.extract.relevant_mask), written to the card and used
@@ -267,13 +270,14 @@ def train(config: TrainConfig) -> dict:
     pages = [lp.page for lp in labelled]
     labels = [list(lp.labels) for lp in labelled]
     references = [reference_text(lp) for lp in labelled]
+    split_seed = config.seed if config.split_seed is None else config.split_seed
     if config.dataset == "swde":
         # the thesis's protocol: unique pages shuffled and cut (sites on both sides; 2 sites here)
         from ..data.splits import swde_split
 
         train_idx, val_idx, test_idx = swde_split(
             labelled, (1.0 - config.val_fraction - config.test_fraction, config.val_fraction, config.test_fraction),
-            seed=config.seed)
+            seed=split_seed)
         groups = [lp.domain for lp in labelled]  # the sites, for the message below
         split_rule = "SWDE protocol: unique pages, seeded shuffle (edrew_scrapy.data.splits.swde_split)"
     elif config.dataset == "mix":
@@ -282,14 +286,14 @@ def train(config: TrainConfig) -> dict:
         key = group_key(config.group_by)
         groups = [key(lp) for lp in labelled]
         train_idx, val_idx, test_idx = split_per_dataset(labelled, key, config.val_fraction, config.test_fraction,
-                                                         config.seed)
+                                                         split_seed)
         split_rule = (f"each dataset's pages grouped by "
                       f"{'host' if config.group_by == 'host' else 'registrable domain'}, seeded shuffle of its "
                       "groups (data.mix.split_per_dataset); a group held out in one dataset is held out in all")
     else:
         key = group_key(config.group_by)
         groups = [key(lp) for lp in labelled]
-        train_idx, val_idx, test_idx = split_by_group(groups, config.val_fraction, config.test_fraction, config.seed)
+        train_idx, val_idx, test_idx = split_by_group(groups, config.val_fraction, config.test_fraction, split_seed)
         split_rule = (f"pages grouped by {'host' if config.group_by == 'host' else 'registrable domain'}, "
                       "seeded shuffle of groups")
     if not train_idx:  # e.g. every page from one domain, which then goes whole to validation
@@ -421,7 +425,8 @@ def train(config: TrainConfig) -> dict:
                 "relevant_nodes": int(sum(sum(y) for y in labels)), "split": summary["split"],
                 "split_rule": split_rule, **({"held_out": config.held_out} if config.held_out else {}),
                 **({"datasets": sets, "test_pages": held} if sets else {}),
-                "seed": config.seed, "threads": config.threads, "device": device.type, "pretrain": pre_info,
+                "seed": config.seed, **({"split_seed": split_seed} if split_seed != config.seed else {}),
+                "threads": config.threads, "device": device.type, "pretrain": pre_info,
                 "threshold_rule": ("the grid value nearest 0.5 within one standard error of the best validation "
                                    "mean" if metric == "word" else "the best validation score"),
                 "head_pages": "without the nodes extract.settled marks" if skip else "whole pages",
