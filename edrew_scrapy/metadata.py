@@ -584,8 +584,7 @@ def headline_from_title(title: str, site_name: Optional[str] = None, host: Optio
             return part
     names = {_key(site_name or "")}
     if host:
-        label = host.lower().removeprefix("www.").split(".")
-        names.add(_key(label[-2] if len(label) >= 2 else label[0]))
+        names.add(_key(_host_name(host)))
     names.discard("")
     kept = [p for p in parts if not _names_site(p, names)]
     if not kept:
@@ -597,11 +596,15 @@ def headline_from_title(title: str, site_name: Optional[str] = None, host: Optio
 
 # a small lead for the candidates that are right most often alone, which also decides a tie (docs/metadata.md)
 _HEADLINE_PRIOR = {"declared": 0.1, "title": 0.1}
+# the first <h1> is the headline when its word-F1 with a declared headline, og:title, twitter:title or
+# the <title> (each without the site's name) reaches this (docs/metadata.md)
+HEADING_AGREEMENT = 0.5
 
 
 def _headline(declared: Declared, primary, site: Optional[str], host: str, vote: bool) -> str:
-    """The headline: the first of the declared headline (JSON-LD or microdata), `og:title`,
-    `twitter:title` and the `<title>`, without the site's name; with `vote`, the candidate among these
+    """The headline: the first `<h1>` where it agrees with one of the declared headline (JSON-LD or
+    microdata), `og:title`, `twitter:title` and the `<title>` (HEADING_AGREEMENT), else the first of those,
+    without the site's name; with `vote`, the candidate among these
     and the first `<h1>` that agrees most with the others: each scores its word overlap (F1) with every
     other candidate, plus _HEADLINE_PRIOR. Shops' and services' pages often declare an SEO title that
     their visible heading words differently, and the words most sources share are the headline's; a news
@@ -609,18 +612,26 @@ def _headline(declared: Declared, primary, site: Optional[str], host: str, vote:
     def stripped(text: str) -> str:
         return headline_from_title(text, site, host, declared.headings) if text else ""
 
-    h1 = declared.headings[0] if declared.headings else ""
+    h1 = next((h for h in declared.headings if h), "")
+    h1 = h1 if 1 <= len(h1.split()) <= 30 else ""
     candidates = [("declared", stripped(_prop(primary, "headline", "name"))),
                   ("og", stripped(declared.og.get("og:title", ""))),
                   ("twitter", stripped(declared.meta.get("twitter:title", ""))),
                   ("title", stripped(declared.title)),
-                  ("h1", h1 if 1 <= len(h1.split()) <= 30 else "")]
+                  ("h1", h1)]
     candidates = [(name, text) for name, text in candidates if text]
+    tokens = [Counter(_TOKEN.findall(text.lower())) for _, text in candidates]
+    if h1 and any(name != "h1" for name, _ in candidates):
+        # the visible heading, where it words what the page declares about the same way (the declared
+        # titles are often an SEO variant of it, or a description standing in for a headline)
+        heading = tokens[-1]
+        if max(_overlap(heading, tokens[i]) for i, (name, _) in enumerate(candidates) if name != "h1") \
+                >= HEADING_AGREEMENT:
+            return h1
     if not vote:
         return next((text for name, text in candidates if name != "h1"), "")
     if len(candidates) <= 1:
         return candidates[0][1] if candidates else ""
-    tokens = [Counter(_TOKEN.findall(text.lower())) for _, text in candidates]
     best, best_score = "", -1.0
     for i, (name, text) in enumerate(candidates):
         score = _HEADLINE_PRIOR.get(name, 0.0) + sum(_overlap(tokens[i], tokens[j])
@@ -800,6 +811,12 @@ def _page_authors(declared: Declared, primary, site: Optional[str], host: str, b
             return [name]
     name = _text_byline(page) if text_bylines and page is not None else ""
     return [name] if name and _a_name(name, site, host) else []
+
+
+def _host_name(host: str) -> str:
+    """The host's name as titles and credits write it: the label before the last ("www.acme.com" -> "acme")."""
+    label = host.lower().removeprefix("www.").split(".")
+    return label[-2] if len(label) >= 2 else label[0]
 
 
 # "By Jane Doe", "Written by Jane van Doe", "Author: Jane Doe": two to five capitalised words after the cue

@@ -273,17 +273,41 @@ def test_fuzzed_json_ld_and_markup_are_read_without_an_error(value, junk, itempr
 
 SERVICE = """<html><head><title>Payroll Software for Small Business | Acme</title>
 <meta property="og:title" content="The #1 way to run payroll in minutes">
-</head><body><h1>Payroll software for small business</h1><p>Run payroll in three clicks, every month.</p>
+<meta name="twitter:title" content="Payroll Software for Small Business">
+</head><body><h1>Run payroll in three clicks</h1><p>Run payroll in three clicks, every month.</p>
 <p class="byline">By Jane Doe</p></body></html>"""
 
 
 def test_a_service_page_takes_the_headline_its_sources_agree_on_an_article_its_declared_one():
     declared = read_declared(SERVICE, url="https://acme.example/payroll", today=TODAY, dates=False)
     assert describe(declared, url="https://acme.example/payroll", page_type="service").headline == \
-        "Payroll Software for Small Business"  # the title and the <h1> agree, og:title stands alone
+        "Payroll Software for Small Business"  # the title and twitter:title agree, og:title stands alone
     assert describe(declared, url="https://acme.example/payroll", page_type="article").headline == \
         "The #1 way to run payroll in minutes"
     assert describe(declared, url="https://acme.example/payroll").headline == "The #1 way to run payroll in minutes"
+
+
+@pytest.mark.parametrize("h1,expected", [
+    # the heading words the declared headline differently: the heading
+    ("Top 10 Health and Nutrition Trends to Watch", "Top 10 Health and Nutrition Trends to Watch"),
+    # a heading that shares few words with any declared title (a logo, a section name): the declared one
+    ("Our blog", "Health And Nutrition Trends For 2026"),
+    ("", "Health And Nutrition Trends For 2026"),
+])
+def test_the_visible_heading_is_the_headline_where_it_agrees_with_a_declared_title(h1, expected):
+    html = (f'<html><head><title>Health And Nutrition Trends For 2026 - Tastewise</title></head><body>'
+            f'<h1></h1><h1>{h1}</h1><p>Ten trends, each with what it means for a menu.</p></body></html>')
+    for page_type in ("article", "service", None):
+        declared = read_declared(html, url="https://tastewise.example/trends", today=TODAY, dates=False)
+        assert describe(declared, url="https://tastewise.example/trends", page_type=page_type).headline == expected
+
+
+def test_a_description_declared_as_the_headline_gives_way_to_the_heading_it_contains():
+    html = ('<html><head><script type="application/ld+json">{"@type": "BlogPosting", "headline": "The meeting '
+            'brought experts to Orlando; I compiled 5 trends from Nutrition 2025 that stood out"}</script>'
+            '<title>5 Trends from Nutrition 2025</title></head><body><h1>5 Trends from Nutrition 2025</h1>'
+            '<p>Text of the post.</p></body></html>')
+    assert meta_of(html).headline == "5 Trends from Nutrition 2025"
 
 
 def test_a_by_line_in_the_text_names_the_author_of_an_article_only():
