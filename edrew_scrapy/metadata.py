@@ -210,12 +210,24 @@ def _json_ld(source: str) -> List[Any]:
 
 
 def _flatten_graph(item: Any) -> List[Dict[str, Any]]:
+    """The items of a block's top-level object: the nodes of its @graph, or itself (_with_main_entities)."""
     if not isinstance(item, dict):
         return []
     graph = item.get("@graph")
-    if isinstance(graph, list):
-        return [node for node in graph if isinstance(node, dict)]
-    return [item]
+    return _with_main_entities([node for node in graph if isinstance(node, dict)] if isinstance(graph, list)
+                               else [item])
+
+
+def _with_main_entities(nodes: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Each item followed by its `mainEntity` where that is one item (a QAPage's Question, a WebPage's
+    Article): the page's headline, author and dates are the main entity's."""
+    out: List[Dict[str, Any]] = []
+    for node in nodes:
+        out.append(node)
+        main = node.get("mainEntity")
+        if isinstance(main, dict) and type_names(main):  # a list (an FAQ's questions) is no one page's
+            out.append(main)
+    return out
 
 
 def _needs_microdata(items: Sequence[Dict[str, Any]]) -> bool:
@@ -272,7 +284,7 @@ def _microdata_items(text: str, url: Optional[str], skipped: List[str]) -> List[
     except Exception:  # noqa: BLE001 - RecursionError on deep nesting, itemref loops
         skipped.append("microdata")
         return []
-    return [_from_microdata(item, 0) for item in found if isinstance(item, dict)]
+    return _with_main_entities([_from_microdata(item, 0) for item in found if isinstance(item, dict)])
 
 
 def _from_microdata(item: Dict[str, Any], depth: int) -> Dict[str, Any]:
@@ -796,6 +808,8 @@ _BY = re.compile(r"^\s*(?:(?:written|posted|words)\s+by|by|von|par|por|door|di|d
 _NOT_NAMES = frozenset({"name", "author", "authors", "the author", "about the author", "written by", "posted by",
                         "by", "undefined", "null", "none", "unknown", "admin", "administrator", "webmaster",
                         "anonymous", "guest", "user"})
+# a commenter's "Jane says", a link's "View all posts", "Full bio": markup near bylines that names no one
+_NOT_A_NAME = re.compile(r"\ssays$|^(?:view|see|read|more|full|all)\b|\b(?:posts|bio|profile)$")
 _HANDLE = re.compile(r"^[a-z0-9_-]+(?:\.[a-z0-9_-]+){2,}$|^\d{6,}$")  # "page.head.author", a numeric id
 
 
@@ -841,7 +855,7 @@ def _a_name(name: str, site: Optional[str], host: str) -> bool:
     """Whether an author text can be a person's (or a team's, or the site's) name: not a form label or a
     placeholder, not a template placeholder or a numeric id."""
     key = name.strip(" *:").lower()
-    return bool(key) and key not in _NOT_NAMES and not _HANDLE.match(name)
+    return bool(key) and key not in _NOT_NAMES and not _HANDLE.match(name) and not _NOT_A_NAME.search(key)
 
 
 def _authors(items: Sequence[Dict[str, Any]], meta: Dict[str, str]) -> List[str]:
@@ -860,7 +874,7 @@ def _authors(items: Sequence[Dict[str, Any]], meta: Dict[str, str]) -> List[str]
                 break
     out: List[str] = []
     for name in names:
-        name = _BY.sub("", name).strip()
+        name = _BY.sub("", name).strip(" ,;:|·-–—")
         # a profile URL or a handle is not a name
         if not name or "://" in name or name.startswith(("@", "www.")) or len(name) > 100:
             continue

@@ -323,6 +323,7 @@ def test_a_by_line_in_the_text_names_the_author_of_an_article_only():
 @pytest.mark.parametrize("value,expected", [
     ("BySummer Swann", ["Summer Swann"]), ("Written by Al Jones", ["Al Jones"]), ("Byron Smith", ["Byron Smith"]),
     ("Name *", []), ("page.head.extra.author", []), ("262588213843476", []), ("undefined", []),
+    ("Florence says", []), ("View all posts", []), ("Full Bio", []), ("See profile", []), ("Saysha Jones", ["Saysha Jones"]),
 ])
 def test_author_texts_that_name_no_one_are_dropped(value, expected):
     html = f'<html><head><meta name="author" content="{value}"></head><body><p>x</p></body></html>'
@@ -407,3 +408,38 @@ def test_the_text_search_does_not_guess_a_day_from_a_bare_year(monkeypatch):
     dated = html.replace("<p>Copyright", "<p>Updated 12/03/2019 by the team</p><p>Copyright")
     page = serialize(dated, url="https://news.example/council")
     assert page_metadata(dated, page, None, Article(), url=page.url, today=TODAY).date_published == "2019-03-12"
+
+
+QA_JSONLD = """<html><head><title>Why is RAID not a backup? - Server Fault</title><script type="application/ld+json">
+{"@context": "https://schema.org", "@type": "QAPage", "name": "Why is RAID not a backup?",
+ "mainEntity": {"@type": "Question", "name": "Why is RAID not a backup?", "dateCreated": "2009-05-02 00:01:21Z",
+  "author": {"@type": "Person", "name": "Vader"},
+  "acceptedAnswer": {"@type": "Answer", "dateCreated": "2014-08-01", "author": {"@type": "Person", "name": "pcurry"}}}}
+</script></head><body><h1>Why is RAID not a backup?</h1><p>When someone mentions RAID ...</p>
+<span class="user-details author">pcurry</span></body></html>"""
+
+QA_MICRODATA = """<html><head><title>Why is RAID not a backup?</title></head>
+<body itemscope itemtype="https://schema.org/QAPage"><div itemprop="mainEntity" itemscope
+ itemtype="https://schema.org/Question"><h1 itemprop="name">Why is RAID not a backup?</h1>
+<time itemprop="dateCreated" datetime="2009-05-02T00:01:21Z">May 2, 2009</time>
+<div itemprop="author" itemscope itemtype="https://schema.org/Person"><span itemprop="name">Vader</span></div>
+<div itemprop="suggestedAnswer" itemscope itemtype="https://schema.org/Answer">
+<time itemprop="dateCreated" datetime="2014-08-01">Aug 1, 2014</time>
+<div itemprop="author" itemscope itemtype="https://schema.org/Person"><span itemprop="name">pcurry</span></div>
+</div></div></body></html>"""
+
+
+@pytest.mark.parametrize("html", [QA_JSONLD, QA_MICRODATA], ids=["json-ld", "microdata"])
+def test_a_question_page_is_dated_and_authored_by_its_main_entity(html):
+    m = meta_of(html, url="https://serverfault.example/questions/2888/why-is-raid-not-a-backup")
+    assert (m.author, m.date_published) == (["Vader"], "2009-05-02")
+    assert m.headline == "Why is RAID not a backup?"
+
+
+def test_a_list_of_main_entities_speaks_for_no_one():
+    html = ("""<html><head><title>Shipping FAQ</title><script type="application/ld+json">{"@type": "FAQPage",
+    "mainEntity": [{"@type": "Question", "name": "How long?", "dateCreated": "2020-01-01",
+    "author": {"@type": "Person", "name": "Ann Lee"}}]}</script></head><body><h1>Shipping FAQ</h1>
+    <p>Answers.</p></body></html>""")
+    m = meta_of(html, url="https://shop.example/faq")
+    assert (m.headline, m.author, m.date_published) == ("Shipping FAQ", [], None)
