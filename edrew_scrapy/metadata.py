@@ -457,6 +457,20 @@ def _declared_date(declared: Declared, today: Optional[_dt.date], modified: bool
     return None
 
 
+_YEAR = re.compile(r"(?:19|20)\d\d")
+
+
+def _local_day(day: Optional[str], url: Optional[str], today: Optional[_dt.date]) -> Optional[str]:
+    """A declared day, or the URL's full date where that is one day off: a time declared in UTC (or
+    another zone) falls on the next or the previous day of the one the site dates the page by."""
+    if not day or not url or not _YEAR.search(url):
+        return day
+    in_url = _url_date(url, today)
+    if in_url and abs((_dt.date.fromisoformat(in_url) - _dt.date.fromisoformat(day)).days) == 1:
+        return in_url
+    return day
+
+
 # an empty document: htmldate reads the URL before the page, so on this it reads the URL alone
 _NO_PAGE = "<html><body></body></html>"
 
@@ -737,7 +751,7 @@ def describe(declared: Declared, page=None, extraction=None, classifier=None, *,
         headline=headline or None,
         author=_page_authors(declared, primary, site, host, BYLINE_AUTHORS if bylines is None else bylines, page,
                              page_type in TEXT_BYLINE_TYPES),
-        date_published=_declared_date(declared, today) or declared.date_published,
+        date_published=_local_day(_declared_date(declared, today), url, today) or declared.date_published,
         date_modified=_declared_date(declared, today, modified=True),
         language=_language(declared, items),
         site_name=site,

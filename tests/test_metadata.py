@@ -443,3 +443,14 @@ def test_a_list_of_main_entities_speaks_for_no_one():
     <p>Answers.</p></body></html>""")
     m = meta_of(html, url="https://shop.example/faq")
     assert (m.headline, m.author, m.date_published) == ("Shipping FAQ", [], None)
+
+
+@pytest.mark.parametrize("url,expected", [
+    ("https://blog.example/2025/12/18/comfort-watches", "2025-12-18"),  # the site's day, a UTC time past midnight
+    ("https://blog.example/2025/12/10/comfort-watches", "2025-12-19"),  # days apart: the declared one
+    ("https://blog.example/comfort-watches", "2025-12-19"),
+])
+def test_a_declared_time_one_day_off_the_urls_date_takes_the_urls_day(url, expected):
+    html = ('<html><head><meta property="article:published_time" content="2025-12-19T02:10:00+00:00">'
+            '<title>Comfort watches</title></head><body><p>Day eighteen.</p></body></html>')
+    assert meta_of(html, url=url).date_published == expected
