@@ -566,7 +566,8 @@ def _bylines(tree) -> List[str]:
         if "itemscope" in a or (a.get("itemprop") == "name" and not _in_author(el)):
             continue  # an author item's name is read from its name property
         try:
-            text = _BY.sub("", _clean(el.text() or "")[:200]).strip(" ,;:|·-")
+            text = _clean(el.text() or "")[:200]
+            text = "" if _CODE.search(text) else _name_of(text, role=True)
         except Exception:  # noqa: BLE001
             continue
         if text and 1 <= len(text.split()) <= 6 and not any(ch.isdigit() for ch in text) and text not in names:
@@ -816,8 +817,32 @@ def _site_from_items(items: Sequence[Dict[str, Any]]) -> str:
     return ""
 
 
-_BY = re.compile(r"^\s*(?:(?:written|posted|words)\s+by|by|von|par|por|door|di|da)"
-                 r"(?:\s*[:\-]?\s+|(?=(?-i:[A-Z])))", re.I)  # "ByJane Doe": a capital right after
+# "By", "Written by", "Text by", "Author:", and "ByJane Doe" (a capital right after)
+_BY = re.compile(r"^\s*(?:(?:[^\W\d_]+\s+)?by|author|von|par|por|door|di|da)(?:\s*[:\-]\s*|\s+|(?=(?-i:[A-Z])))",
+                 re.I)
+# what a byline puts after the name: " | Author", " - Editorial Team", and a role in capitals, glued on or
+# not ("Keith Barry Senior Autos Reporter", "Jane RoeFounder at Acme")
+_AFTER_NAME = re.compile(r"\s*(?:\||\s[-–—]\s).*$")
+_STRIP = " ,;:|·-–—&"
+_CODE = re.compile(r"[=;{}<>]")  # a script's or a template's text in an author-classed element
+_ROLE = re.compile(r"(?:\s+|(?<=[a-z]))(?:Senior|Staff|Contributing|Former|Lead|Head|Chief|Managing|Associate|Founder"
+                   r"|Co-[Ff]ounder|CEO|Writer|Reporter|Editor|Contributor|Consultant|Reviewer|Author|Correspondent"
+                   r"|Columnist|Journalist)\b.*$")
+
+
+def _name_of(text: str, role: bool = False) -> str:
+    """An author text without its cue ("By", "Text by", "Author:") and what follows the name: a part after
+    " | " or " - ", and with `role` (a byline's text) a role written after it."""
+    text = _AFTER_NAME.sub("", _BY.sub("", text)).strip(_STRIP)
+    if role:
+        short = _ROLE.sub("", text).strip(_STRIP)
+        if len(short.split()) >= 2:
+            text = short
+    words = text.split()
+    half = len(words) // 2
+    if half and len(words) % 2 == 0 and words[:half] == words[half:]:  # an avatar's alt text, then the name
+        text = " ".join(words[:half])
+    return text
 # texts in author markup that name no one: form labels, placeholders, the word itself
 _NOT_NAMES = frozenset({"name", "author", "authors", "the author", "about the author", "written by", "posted by",
                         "by", "undefined", "null", "none", "unknown", "admin", "administrator", "webmaster",
@@ -888,7 +913,7 @@ def _authors(items: Sequence[Dict[str, Any]], meta: Dict[str, str]) -> List[str]
                 break
     out: List[str] = []
     for name in names:
-        name = _BY.sub("", name).strip(" ,;:|·-–—")
+        name = _name_of(name)
         # a profile URL or a handle is not a name
         if not name or "://" in name or name.startswith(("@", "www.")) or len(name) > 100:
             continue

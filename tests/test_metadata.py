@@ -454,3 +454,16 @@ def test_a_declared_time_one_day_off_the_urls_date_takes_the_urls_day(url, expec
     html = ('<html><head><meta property="article:published_time" content="2025-12-19T02:10:00+00:00">'
             '<title>Comfort watches</title></head><body><p>Day eighteen.</p></body></html>')
     assert meta_of(html, url=url).date_published == expected
+
+
+@pytest.mark.parametrize("byline,expected", [
+    ("Text by Hunter Dukes", ["Hunter Dukes"]), ("Posted by:Idle Cartulary", ["Idle Cartulary"]),
+    ("Author Isaiah Shelton", ["Isaiah Shelton"]), ("Matteo Laratta| Author", ["Matteo Laratta"]),
+    ("David Jackson - FullStack Editorial Team", ["David Jackson"]),
+    ("Keith Barry Senior Autos Reporter", ["Keith Barry"]), ("Mateusz HabernyFounder at Oakywood", ["Mateusz Haberny"]),
+    ("Meghan Holmes Meghan Holmes", ["Meghan Holmes"]), ("Jane Writer", ["Jane Writer"]),  # one word left: kept
+    ("window.dataLayer = window.dataLayer || []", []),
+])
+def test_a_bylines_cue_separators_and_role_are_not_the_name(byline, expected):
+    html = f'<html><head><title>Notes</title></head><body><span class="author">{byline}</span><p>x</p></body></html>'
+    assert meta_of(html, url="https://blog.example/notes").author == expected
