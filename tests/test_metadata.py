@@ -323,7 +323,8 @@ def test_a_by_line_in_the_text_names_the_author_of_an_article_only():
 @pytest.mark.parametrize("value,expected", [
     ("BySummer Swann", ["Summer Swann"]), ("Written by Al Jones", ["Al Jones"]), ("Byron Smith", ["Byron Smith"]),
     ("Name *", []), ("page.head.extra.author", []), ("262588213843476", []), ("undefined", []),
-    ("Florence says", []), ("View all posts", []), ("Full Bio", []), ("See profile", []), ("Saysha Jones", ["Saysha Jones"]),
+    ("Florence says", []), ("View all posts", []), ("Full Bio", []), ("See profile", []),
+    ("Saysha Jones", ["Saysha Jones"]),
 ])
 def test_author_texts_that_name_no_one_are_dropped(value, expected):
     html = f'<html><head><meta name="author" content="{value}"></head><body><p>x</p></body></html>'
