@@ -255,17 +255,30 @@ def _mean(values: Iterable[float]) -> float:
 
 
 def format_table(rows: Sequence[dict]) -> str:
+    return group_table(rows, [("word_P", "word_p", 8, ".3f"), ("word_R", "word_r", 8, ".3f"),
+                              ("word_F1", "word_f1", 8, ".3f"), ("node_P", "node_p", 8, ".3f"),
+                              ("node_R", "node_r", 8, ".3f"), ("node_F1", "node_f1", 8, ".3f")])
+
+
+def group_table(rows: Sequence[dict], columns: Sequence[Tuple[str, str, int, str]]) -> str:
+    """A text table of summary rows: group, extractor, pages, then each (header, key, width, format spec)."""
     # the group column as wide as its longest name ("mozilla-readability/article"), 15 at least
     g = max([15, *(len(str(r["group"])) for r in rows)]) + 1
     e = max([13, *(len(str(r["extractor"])) for r in rows)]) + 1
-    header = f"{'group':<{g}}{'extractor':<{e}}{'pages':>6}{'word_P':>8}{'word_R':>8}{'word_F1':>8}" \
-             f"{'node_P':>8}{'node_R':>8}{'node_F1':>8}"
+    columns = [("pages", "pages", 6, ""), *columns]
+    header = f"{'group':<{g}}{'extractor':<{e}}" + "".join(f"{name:>{w}}" for name, _, w, _ in columns)
     lines = [header, "-" * len(header)]
     for r in rows:
-        lines.append(f"{r['group']:<{g}}{r['extractor']:<{e}}{r['pages']:>6}{r['word_p']:>8.3f}"
-                     f"{r['word_r']:>8.3f}{r['word_f1']:>8.3f}{r['node_p']:>8.3f}{r['node_r']:>8.3f}"
-                     f"{r['node_f1']:>8.3f}")
+        lines.append(f"{r['group']:<{g}}{r['extractor']:<{e}}"
+                     + "".join(format(r[key], f">{w}{spec}") for _, key, w, spec in columns))
     return "\n".join(lines)
+
+
+def write_csv(path, fieldnames: Sequence[str], rows: Iterable[dict]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(fieldnames))
+        w.writeheader()
+        w.writerows(rows)
 
 
 def write_report(rows: Sequence[dict], results: Sequence[PageResult], out_dir, title: str = "",
@@ -278,15 +291,8 @@ def write_report(rows: Sequence[dict], results: Sequence[PageResult], out_dir, t
              "chart": out / "chart.png"}
     with open(paths["json"], "w", encoding="utf-8") as f:
         json.dump({"title": title, "settings": settings or {}, "summary": list(rows)}, f, indent=1)
-    fields = list(rows[0].keys()) if rows else ["extractor", "group"]
-    with open(paths["csv"], "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        w.writerows(rows)
-    with open(paths["pages"], "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=list(PageResult.__dataclass_fields__))
-        w.writeheader()
-        w.writerows(asdict(r) for r in results)
+    write_csv(paths["csv"], list(rows[0].keys()) if rows else ["extractor", "group"], rows)
+    write_csv(paths["pages"], PageResult.__dataclass_fields__, (asdict(r) for r in results))
     if rows:
         plot_rows(rows, paths["chart"], title)
     else:  # nothing was scored (no extractor, no model trained): no chart, and no stale one left behind

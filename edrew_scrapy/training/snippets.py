@@ -10,7 +10,6 @@ differences. Per extractor: the share of must-keep snippets kept and of must-dro
 """
 from __future__ import annotations
 
-import csv
 import json
 import math
 from collections import defaultdict
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..data import LabelledPage, words
+from .evaluate import group_table, write_csv
 
 __all__ = ["SnippetResult", "snippets_of", "count_snippets", "evaluate_snippets", "summarize_snippets",
            "format_snippet_table", "write_snippet_report"]
@@ -104,16 +104,9 @@ def summarize_snippets(results: Iterable[SnippetResult]) -> List[dict]:
 
 
 def format_snippet_table(rows: Sequence[dict]) -> str:
-    g = max([15, *(len(str(r["group"])) for r in rows)]) + 1
-    e = max([13, *(len(str(r["extractor"])) for r in rows)]) + 1
-    header = (f"{'group':<{g}}{'extractor':<{e}}{'pages':>6}{'keep':>6}{'kept':>8}{'drop':>6}{'leaked':>8}"
-              f"{'P':>7}{'R':>7}{'F1':>7}")
-    lines = [header, "-" * len(header)]
-    for r in rows:
-        lines.append(f"{r['group']:<{g}}{r['extractor']:<{e}}{r['pages']:>6}{r['keep']:>6}{r['kept_share']:>8.3f}"
-                     f"{r['drop']:>6}{r['leaked_share']:>8.3f}{r['precision']:>7.3f}{r['recall']:>7.3f}"
-                     f"{r['f1']:>7.3f}")
-    return "\n".join(lines)
+    return group_table(rows, [("keep", "keep", 6, ""), ("kept", "kept_share", 8, ".3f"), ("drop", "drop", 6, ""),
+                              ("leaked", "leaked_share", 8, ".3f"), ("P", "precision", 7, ".3f"),
+                              ("R", "recall", 7, ".3f"), ("F1", "f1", 7, ".3f")])
 
 
 def write_snippet_report(rows: Sequence[dict], results: Sequence[SnippetResult], out_dir, title: str = "",
@@ -126,12 +119,6 @@ def write_snippet_report(rows: Sequence[dict], results: Sequence[SnippetResult],
         # NaN (no must-drop snippet in a group) written as null: snippets.json stays standard JSON
         clean = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()} for r in rows]
         json.dump({"title": title, "settings": settings or {}, "snippets": clean}, f, indent=1)
-    with open(paths["csv"], "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["extractor", "group"])
-        w.writeheader()
-        w.writerows(rows)
-    with open(paths["pages"], "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=list(SnippetResult.__dataclass_fields__))
-        w.writeheader()
-        w.writerows(asdict(r) for r in results)
+    write_csv(paths["csv"], list(rows[0].keys()) if rows else ["extractor", "group"], rows)
+    write_csv(paths["pages"], SnippetResult.__dataclass_fields__, (asdict(r) for r in results))
     return paths
