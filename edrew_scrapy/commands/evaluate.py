@@ -2,7 +2,8 @@
 (`--dataset pdf DIR` scores PDF article parsers on a labelled set instead: evaluate_pdf.py.)
 
 Compares, on the same test pages of each split: our model (--model, or --train-model to train it on
-each split's training pages), the reTPS baselines
+each split's training pages; --also-model scores other model folders beside --model, e.g. a
+leave-one-dataset-out head beside the shipped default, with paired differences), the reTPS baselines
 (--baselines, trained on each split's training pages), the peers (trafilatura, readability, resiliparse,
 rs-trafilatura: training/peers.py) and the oracle (the labels themselves: the ceiling of a node classifier).
 Prints a table and writes summary.json, summary.csv, pages.csv and chart.png under --out. `--snippets` scores
@@ -62,6 +63,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--labels", default=None, help="simple format: the label file (default PATH/labels.jsonl)")
     parser.add_argument("--model", default=None,
                         help="model folder to evaluate ('default' for the shipped model)")
+    parser.add_argument("--also-model", action="append", default=[], metavar="NAME=DIR",
+                        help="with --model: also score this model folder on the same pages, as extractor NAME "
+                             "(repeatable; e.g. the shipped default beside a leave-one-dataset-out head); prints "
+                             "the paired word-F1 differences, edrew minus NAME (paired.json)")
+    parser.add_argument("--paired", action="store_true",
+                        help="with --model: also print the paired word-F1 differences of edrew minus each peer "
+                             "and baseline of the run, on the same pages (paired.json)")
     parser.add_argument("--threshold", type=threshold, default=None,
                         help="a fixed threshold on every page instead of the model's, which a main-content "
                              "model caps on each page at half the page's best score")
@@ -541,6 +549,9 @@ def _run(args: argparse.Namespace) -> int:
     rules_off = _names(args.rules_off, OPTIONAL_RULES)
     if (rules_off or args.comments) and not args.model:
         raise UsageError("--rules-off and --comments score the --model given: name one")
+    also = also_models(args.also_model, reserved=[*text_names, *baseline_names, *TEXT_EXTRACTORS])
+    if (also or args.paired) and not args.model:
+        raise UsageError("--also-model and --paired compare with the --model given: name one")
     extractors = {}
     rs_worker = None
     if args.model:
@@ -550,6 +561,9 @@ def _run(args: argparse.Namespace) -> int:
             extractors[f"edrew-no-{rule}"] = ev.scorer_extractor(scorer, args.threshold, rules_off=(rule,))
         if args.comments:
             extractors["edrew-comments"] = ev.scorer_extractor(scorer, args.threshold, comments=True)
+        for name, directory in also.items():  # each loaded now, so a bad folder is named before any page is read
+            extractors[name] = ev.scorer_extractor(ev.ScoresOnce(_load_model(directory, args.region_share)),
+                                                   args.threshold)
     fixed = {"oracle": ev.oracle_extractor, "trafilatura": ev.trafilatura_extractor,
              "readability": ev.readability_extractor, "resiliparse": peers.resiliparse_extractor,
              "all-nodes": ev.all_nodes_extractor, "trafilatura-comments": ev.trafilatura_comments_extractor}
@@ -561,7 +575,9 @@ def _run(args: argparse.Namespace) -> int:
         extractor = fixed[name]
         extractors[name] = cache.wrap(name, versions[name], extractor) if cache and name in PEERS else extractor
     try:
-        return _evaluate(args, extractors, baseline_names, rules_off, out)
+        # edrew minus each: the --also-model folders, and with --paired the peers and baselines too
+        compared = [*also, *([n for n in text_names if n in PEERS] + baseline_names if args.paired else [])]
+        return _evaluate(args, extractors, baseline_names, rules_off, out, compared)
     finally:
         if rs_worker is not None:
             rs_worker.close()
@@ -595,6 +611,13 @@ def _snippet_check(args, pages: Sequence, extractors: dict, out) -> int:
     return 0
 
 
+def _print_paired(rows: Sequence[dict]) -> None:
+    w = max([24, *(len(str(r["base"])) for r in rows)])
+    for row in rows:
+        print(f"{row['other']} - {row['base']:<{w}} {row['group']:<28} {row['pages']:>5} "
+              f"{row['mean']:+.4f} ± {row['se']:.4f}  {row['up']:>4} up {row['down']:>4} down")
+
+
 def _check_snippet_options(args, text_names: Sequence[str], baseline_names: Sequence[str]) -> None:
     """A UsageError for what the snippet check cannot score: it has no node labels and no reference."""
     if args.split not in (None, "none"):
@@ -603,12 +626,29 @@ def _check_snippet_options(args, text_names: Sequence[str], baseline_names: Sequ
     if unlabelled or args.train_model:
         raise UsageError(f"--snippets: {', '.join(unlabelled) or '--train-model'} needs node labels, which snippet "
                          "pages do not have (--extractors without oracle, no --baselines or --train-model)")
+    if args.paired:
+        raise UsageError("--paired compares word-F1 with a reference; the snippet check has none")
     if args.comments or args.reference_field or args.reference_title != "keep":
         raise UsageError("--snippets compares with each page's snippets: --comments, --reference-field and "
                          "--reference-title do not apply")
 
 
-def _evaluate(args, extractors, baseline_names, rules_off, out) -> int:
+def also_models(values: Sequence[str], reserved: Sequence[str]) -> dict:
+    """--also-model NAME=DIR values as {NAME: DIR}; a UsageError for a malformed one, a name given twice, or a
+    name another extractor of the run has (its rows and pages would be mixed with that extractor's)."""
+    models = {}
+    for value in values:
+        name, sep, directory = value.partition("=")
+        if not sep or not directory or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+            raise UsageError(f"--also-model {value!r}: give NAME=DIR (NAME: letters, digits, '.', '_', '-')")
+        if name in models or name in reserved or name == "edrew" or name.startswith("edrew-"):
+            raise UsageError(f"--also-model {value!r}: the name {name!r} is taken (edrew, edrew-*, the "
+                             f"extractors and baselines, another --also-model)")
+        models[name] = directory
+    return models
+
+
+def _evaluate(args, extractors, baseline_names, rules_off, out, compared=()) -> int:
     from ..training import evaluate as ev
     from ..training.baselines import ReTPSBaseline
 
@@ -671,9 +711,12 @@ def _evaluate(args, extractors, baseline_names, rules_off, out) -> int:
     paired = [row for rule in rules_off for row in ev.paired_differences(results, f"edrew-no-{rule}", "edrew")]
     if paired:
         print("\nword-F1 with each rule minus without it, same pages (mean, standard error, pages up / down):")
-        for row in paired:
-            print(f"{row['other']} - {row['base']:<24} {row['group']:<28} {row['pages']:>5} "
-                  f"{row['mean']:+.4f} ± {row['se']:.4f}  {row['up']:>4} up {row['down']:>4} down")
+        _print_paired(paired)
+    versus = [row for name in compared for row in ev.paired_differences(results, name, "edrew")]
+    if versus:
+        print("\nword-F1 of edrew minus each, same pages (mean, standard error, pages up / down):")
+        _print_paired(versus)
+        paired += versus
     settings = {k: v for k, v in vars(args).items() if k != "func"}
     settings["datasets"] = [{"name": d.name, "kind": d.kind, "path": str(d.labels or d.path)} for d in args.datasets]
     settings["command_line"] = shlex.join(["edrew"] + sys.argv[1:])
