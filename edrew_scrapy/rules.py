@@ -3,8 +3,9 @@
 The model gives each node a probability; these rules turn the probabilities into the kept nodes: the
 threshold (capped per page at a share of the page's best score), boilerplate markup, form controls,
 text for screen readers only, customer reviews on product pages, reader comments on pages whose content
-they are not (given apart: reader_comment_nodes), share, print and gallery controls, the page's main region
-and text repeated in another layout. extract.py applies them
+they are not (given apart: reader_comment_nodes), share, print and gallery controls and share bars' headings,
+boxes of related posts, the page's main region (with the standfirst beside it) and text repeated in another
+layout. extract.py applies them
 (`relevant_mask`); training applies the same ones to choose a model's threshold. Evidence for each rule:
 docs/method-choices.md and docs/evaluation.md.
 Pure: no Scrapy, no torch.
@@ -24,11 +25,12 @@ from .tokens import retps_shape
 from .words import count_words
 
 __all__ = ["ARTICLE_WORDS", "CHROME_WORDS", "COMMENT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT",
-           "LEAD_WORDS", "MAIN_REGION_SHARE", "OPTIONAL_RULES", "PAGE_BEST_SHARE", "REASONS", "SCREEN_READER_CLASSES",
-           "TEASER_ITEMS", "Decision",
+           "LEAD_WORDS", "MAIN_REGION_SHARE", "OPTIONAL_RULES", "PAGE_BEST_SHARE", "REASONS", "RELATED_WORDS",
+           "SCREEN_READER_CLASSES", "STANDFIRST_WORDS", "TEASER_ITEMS", "Decision",
            "comments_are_content", "explain", "for_screen_readers_only", "headline_node", "in_comments",
-           "in_customer_reviews", "in_form_control", "in_page_chrome", "is_product_page", "is_relevant",
-           "layout_duplicates", "main_region", "reader_comment_nodes", "relevant_mask", "settled"]
+           "in_customer_reviews", "in_form_control", "in_page_chrome", "in_related_box", "is_product_page",
+           "is_relevant", "is_share_heading", "layout_duplicates", "main_region", "reader_comment_nodes",
+           "relevant_mask", "settled", "standfirst_nodes"]
 
 
 def is_relevant(node, score: float, threshold: float) -> bool:
@@ -197,6 +199,37 @@ def in_page_chrome(node) -> bool:
     return any(_CHROME_TOKEN.search(t) and not _NOT_CHROME.search(t) for t in _near_classes(node))
 
 
+# Class words of the boxes that point away from an article: related, recommended and recent posts (WordPress's
+# Jetpack "jp-relatedposts", YARPP's "yarpp-related", "related-coverage", "widget_recent_entries").
+_RELATED_TOKEN = re.compile(r"(?:^|[-_])(?:related|relatedposts|yarpp|recommended|recommendations|recent|"
+                            r"more-stories|morestories|also-read)(?:[-_]|$)")
+# A related box's heading or a teaser's linked title is short; a text longer than this is left to the model.
+RELATED_WORDS = 12
+
+
+def in_related_box(node) -> bool:
+    """The node is a short text (at most RELATED_WORDS words) in a box of related, recommended or recent posts
+    (_RELATED_TOKEN on a class of its own or of its two nearest ancestors): the box's heading ("Ähnliche
+    Beiträge", "Related Coverage") and its teasers' titles."""
+    if count_words(node.content) > RELATED_WORDS:
+        return False
+    return any(_RELATED_TOKEN.search(t) for t in _near_classes(node))
+
+
+# Class words of share bars whose heading the chrome rule leaves alone (it spares headings): Jetpack's
+# "sharedaddy" / "sd-block" ("Share this:", "Teilen mit:", "Bewerten:") and the share words of _CHROME_TOKEN.
+_SHARE_TOKEN = re.compile(r"(?:^|[-_])(?:share|shares|sharing|sharebar|sharedaddy|social|socials|addthis|sharethis|"
+                          r"shariff|sd-block)(?:[-_]|$)")
+
+
+def is_share_heading(node) -> bool:
+    """The node is a heading of at most CHROME_WORDS words in share markup (_SHARE_TOKEN on a class of its own
+    or of its two nearest ancestors): a share bar's title, never an article's section heading."""
+    if node.tag not in _HEADINGS or count_words(node.content) > CHROME_WORDS:
+        return False
+    return any(_SHARE_TOKEN.search(t) and not _NOT_CHROME.search(t) for t in _near_classes(node))
+
+
 # Utility classes that hide text from the eye and keep it for screen readers (Bootstrap 3 and 5, WordPress,
 # Drupal, Amazon, Korean sites' "blind"; and, taken from the design systems' own documentation rather
 # than from the data, Stack Exchange's Stacks, Foundation, the US and UK government systems, Angular CDK,
@@ -324,12 +357,15 @@ def _decide(page: Page, scores: Sequence[float], threshold: float, region_share:
         keep = [k and not d for k, d in zip(keep, drop)]
     region = main_region(nodes, keep, region_share)
     if region is not None:
+        if "paragraph-region" not in off:
+            region = _beyond_paragraph(region, nodes)
         region = _holding_best(region, nodes, scores, keep)
         if "headline-lead" not in off:
             region = _holding_lead(region, page, keep)
+        lead = set() if "standfirst" in off else standfirst_nodes(region, page, keep)
         inside = region + "/"
-        keep = [k and (not n.path.startswith("/") or n.path == region or n.path.startswith(inside))
-                for n, k in zip(nodes, keep)]
+        keep = [k and (not n.path.startswith("/") or n.path == region or n.path.startswith(inside) or i in lead)
+                for i, (n, k) in enumerate(zip(nodes, keep))]
     return [k and not d for k, d in zip(keep, layout_duplicates(nodes, keep))]
 
 
@@ -358,9 +394,10 @@ def _reader_comments(page: Page, keep: Sequence[bool]) -> Optional[List[bool]]:
 
 
 # The rules that relevant_mask(off=...) and explain(off=...) can leave out: the article rules by the reason
-# they give, and the main region's widening to the text after the headline (_holding_lead).
-ARTICLE_RULES = ("reader-comments", "page-chrome")
-OPTIONAL_RULES = ARTICLE_RULES + ("headline-lead",)
+# they give, the main region's widening to the text after the headline (_holding_lead) and the standfirst
+# kept beside the region (standfirst_nodes).
+ARTICLE_RULES = ("reader-comments", "page-chrome", "share-headings", "related-boxes")
+OPTIONAL_RULES = ARTICLE_RULES + ("headline-lead", "standfirst", "paragraph-region")
 
 
 def _check_off(off: Collection[str]) -> frozenset:
@@ -371,9 +408,12 @@ def _check_off(off: Collection[str]) -> frozenset:
     return off
 
 
+_ARTICLE_TESTS = {"page-chrome": in_page_chrome, "share-headings": is_share_heading, "related-boxes": in_related_box}
+
+
 def _article_rules(page: Page, keep: Sequence[bool], off: Collection[str]):
     """(reason, nodes to drop) of the rules against an article's surroundings, in order, each on what the
-    one before left kept: reader comments, then share and gallery chrome."""
+    one before left kept: reader comments, share and gallery chrome, share bars' headings, related posts."""
     keep = list(keep)
     for reason in ARTICLE_RULES:
         if reason in off:
@@ -381,7 +421,8 @@ def _article_rules(page: Page, keep: Sequence[bool], off: Collection[str]):
         if reason == "reader-comments":
             drop = _reader_comments(page, keep)
         else:
-            drop = [k and in_page_chrome(n) for n, k in zip(page.nodes, keep)]
+            test = _ARTICLE_TESTS[reason]
+            drop = [k and test(n) for n, k in zip(page.nodes, keep)]
         if drop is not None and any(drop):
             keep = [k and not d for k, d in zip(keep, drop)]
             yield reason, drop
@@ -407,6 +448,21 @@ def reader_comment_nodes(page: Page, decision: "Decision") -> List[bool]:
     if any(c and p for c, p in zip(candidates, passed)) and comments_are_content(page, nodes, passed, candidates):
         return [False] * len(nodes)
     return candidates
+
+
+# Elements that hold one paragraph of text: a main region is the element around paragraphs, never one of them.
+_PARAGRAPH_TAGS = frozenset({"p", "blockquote", "li", "dd", "pre", "figcaption"}) | _HEADINGS
+
+
+def _beyond_paragraph(region: str, nodes: Sequence) -> str:
+    """The main region, widened to its parent when it is one paragraph (a node of its own with a _PARAGRAPH_TAGS
+    tag): a post of three paragraphs whose first holds 70 % of its words is the post, not its first paragraph."""
+    if region.rsplit("/", 1)[-1].split("[", 1)[0] not in _PARAGRAPH_TAGS:
+        return region
+    if not any(n.path == region for n in nodes):
+        return region
+    parent = region[:region.rfind("/")]
+    return parent or region
 
 
 def _holding_best(region: str, nodes: Sequence, scores: Sequence[float], keep: Sequence[bool]) -> str:
@@ -497,6 +553,30 @@ def _lists_teasers(region: str, page: Page, keep: Sequence[bool]) -> bool:
     return len(items) >= TEASER_ITEMS
 
 
+# A kept node between the headline and the main region with this many words is prose (a standfirst), not a
+# byline or a dateline ("By Ann Smith · March 3, 2026"): the lead's length (LEAD_WORDS).
+STANDFIRST_WORDS = LEAD_WORDS
+
+
+def standfirst_nodes(region: str, page: Page, keep: Sequence[bool]) -> set:
+    """The indices of the kept nodes that the main region leaves out but that stay: the prose between the page's
+    headline (headline_node) and the region's first kept node, in document order (the standfirst, or a short
+    article above a footer of related items), each of STANDFIRST_WORDS words or more and mostly not link text.
+
+    News pages put the standfirst in the article's header, beside the body that holds most of the words, and
+    the region is the body alone. Only long prose is kept: a byline, a share bar or a date between the
+    headline and the body stays out, and the region itself is not widened (docs/method-choices.md)."""
+    head = headline_node(page)
+    if head < 0:
+        return set()
+    inside = region + "/"
+    nodes = page.nodes
+    first = next((i for i, (n, k) in enumerate(zip(nodes, keep))
+                  if k and (n.path == region or n.path.startswith(inside))), -1)
+    return {i for i in range(head + 1, first) if keep[i] and nodes[i].path.startswith("/")
+            and 2 * nodes[i].link_chars < len(nodes[i].content) and count_words(nodes[i].content) >= STANDFIRST_WORDS}
+
+
 # Why a node was kept or dropped (explain): the first rule, in the order the rules apply, that decided it.
 KEPT = "kept"
 REASONS = {
@@ -508,6 +588,8 @@ REASONS = {
     "customer-reviews": "dropped: customer reviews on a page that declares a product",
     "reader-comments": "dropped: a reader-comment section on a page whose content it is not",
     "page-chrome": "dropped: a share, print or photo-gallery control",
+    "share-headings": "dropped: the heading of a share bar",
+    "related-boxes": "dropped: a short text in a box of related, recommended or recent posts",
     "outside-main-region": "dropped: outside the page's main region",
     "layout-duplicate": "dropped: repeats a kept text in another layout",
 }
@@ -576,12 +658,16 @@ def explain(page: Page, scores: Sequence[float], threshold: float, region_share:
         keep = [r == KEPT for r in reasons]
         region = main_region(nodes, keep, region_share)
         if region is not None:
+            if "paragraph-region" not in off:
+                region = _beyond_paragraph(region, nodes)
             region = _holding_best(region, nodes, scores, keep)
             if "headline-lead" not in off:
                 region = _holding_lead(region, page, keep)
+            lead = set() if "standfirst" in off else standfirst_nodes(region, page, keep)
             inside = region + "/"
             reasons = [("outside-main-region" if r == KEPT and n.path.startswith("/") and n.path != region
-                        and not n.path.startswith(inside) else r) for n, r in zip(nodes, reasons)]
+                        and not n.path.startswith(inside) and i not in lead else r)
+                       for i, (n, r) in enumerate(zip(nodes, reasons))]
         duplicates = layout_duplicates(nodes, [r == KEPT for r in reasons])
         reasons = ["layout-duplicate" if d else r for r, d in zip(reasons, duplicates)]
     return Decision(threshold=cut, given=given, capped=cut < given, region=region, region_share=region_share,
