@@ -4,10 +4,10 @@ The model gives each node a probability; these rules turn the probabilities into
 threshold (capped per page at a share of the page's best score), boilerplate markup, form controls,
 text for screen readers only, customer reviews on product pages, reader comments on pages whose content
 they are not (given apart: reader_comment_nodes), share, print and gallery controls and share bars' headings,
-boxes of related posts, the page's main region (with the standfirst beside it) and text repeated in another
-layout. extract.py applies them
-(`relevant_mask`); training applies the same ones to choose a model's threshold. Evidence for each rule:
-docs/method-choices.md and docs/evaluation.md.
+boxes of related posts, newsletter sign-up boxes, the page's main region (never one paragraph, with the
+standfirst beside it) and text repeated in another layout. extract.py applies them (`relevant_mask`);
+training applies the same ones to choose a model's threshold. Evidence for each rule: docs/method-choices.md
+and docs/evaluation.md.
 Pure: no Scrapy, no torch.
 """
 from __future__ import annotations
@@ -26,11 +26,11 @@ from .words import count_words
 
 __all__ = ["ARTICLE_WORDS", "CHROME_WORDS", "COMMENT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT",
            "LEAD_WORDS", "MAIN_REGION_SHARE", "OPTIONAL_RULES", "PAGE_BEST_SHARE", "REASONS", "RELATED_WORDS",
-           "SCREEN_READER_CLASSES", "STANDFIRST_WORDS", "TEASER_ITEMS", "Decision",
+           "SCREEN_READER_CLASSES", "SIGNUP_WORDS", "STANDFIRST_WORDS", "TEASER_ITEMS", "Decision",
            "comments_are_content", "explain", "for_screen_readers_only", "headline_node", "in_comments",
-           "in_customer_reviews", "in_form_control", "in_page_chrome", "in_related_box", "is_product_page",
-           "is_relevant", "is_share_heading", "layout_duplicates", "main_region", "reader_comment_nodes",
-           "relevant_mask", "settled", "standfirst_nodes"]
+           "in_customer_reviews", "in_form_control", "in_page_chrome", "in_related_box", "in_signup_box",
+           "is_product_page", "is_relevant", "is_share_heading", "layout_duplicates", "main_region",
+           "reader_comment_nodes", "relevant_mask", "settled", "standfirst_nodes"]
 
 
 def is_relevant(node, score: float, threshold: float) -> bool:
@@ -216,6 +216,22 @@ def in_related_box(node) -> bool:
     return any(_RELATED_TOKEN.search(t) for t in _near_classes(node))
 
 
+# Class words of a newsletter or subscription sign-up box ("newsletter-box", WordPress.com's "blog-subscribe",
+# "optin-form"): its pitch, its consent line and its messages are not the article.
+_SIGNUP_TOKEN = re.compile(r"(?:^|[-_])(?:newsletter|newsletters|newsletterbox|subscribe|subscription|signup|sign-up|"
+                           r"optin|opt-in)(?:[-_]|$)")
+# A sign-up box says little; a longer text under such a class (a newsletter's own issue) is left to the model.
+SIGNUP_WORDS = 30
+
+
+def in_signup_box(node) -> bool:
+    """The node is a text of at most SIGNUP_WORDS words in a newsletter or subscription sign-up box (_SIGNUP_TOKEN
+    on a class of its own or of its two nearest ancestors)."""
+    if count_words(node.content) > SIGNUP_WORDS:
+        return False
+    return any(_SIGNUP_TOKEN.search(t) for t in _near_classes(node))
+
+
 # Class words of share bars whose heading the chrome rule leaves alone (it spares headings): Jetpack's
 # "sharedaddy" / "sd-block" ("Share this:", "Teilen mit:", "Bewerten:") and the share words of _CHROME_TOKEN.
 _SHARE_TOKEN = re.compile(r"(?:^|[-_])(?:share|shares|sharing|sharebar|sharedaddy|social|socials|addthis|sharethis|"
@@ -396,7 +412,7 @@ def _reader_comments(page: Page, keep: Sequence[bool]) -> Optional[List[bool]]:
 # The rules that relevant_mask(off=...) and explain(off=...) can leave out: the article rules by the reason
 # they give, the main region's widening to the text after the headline (_holding_lead) and the standfirst
 # kept beside the region (standfirst_nodes).
-ARTICLE_RULES = ("reader-comments", "page-chrome", "share-headings", "related-boxes")
+ARTICLE_RULES = ("reader-comments", "page-chrome", "share-headings", "related-boxes", "signup-boxes")
 OPTIONAL_RULES = ARTICLE_RULES + ("headline-lead", "standfirst", "paragraph-region")
 
 
@@ -408,12 +424,14 @@ def _check_off(off: Collection[str]) -> frozenset:
     return off
 
 
-_ARTICLE_TESTS = {"page-chrome": in_page_chrome, "share-headings": is_share_heading, "related-boxes": in_related_box}
+_ARTICLE_TESTS = {"page-chrome": in_page_chrome, "share-headings": is_share_heading, "related-boxes": in_related_box,
+                  "signup-boxes": in_signup_box}
 
 
 def _article_rules(page: Page, keep: Sequence[bool], off: Collection[str]):
     """(reason, nodes to drop) of the rules against an article's surroundings, in order, each on what the
-    one before left kept: reader comments, share and gallery chrome, share bars' headings, related posts."""
+    one before left kept: reader comments, share and gallery chrome, share bars' headings, related posts,
+    sign-up boxes."""
     keep = list(keep)
     for reason in ARTICLE_RULES:
         if reason in off:
@@ -590,6 +608,7 @@ REASONS = {
     "page-chrome": "dropped: a share, print or photo-gallery control",
     "share-headings": "dropped: the heading of a share bar",
     "related-boxes": "dropped: a short text in a box of related, recommended or recent posts",
+    "signup-boxes": "dropped: a newsletter or subscription sign-up box",
     "outside-main-region": "dropped: outside the page's main region",
     "layout-duplicate": "dropped: repeats a kept text in another layout",
 }

@@ -1,6 +1,6 @@
-"""rules: the standfirst beside the main region stays (standfirst_nodes); a share bar's heading
-(is_share_heading) and the boxes of related posts (in_related_box) leave an article's text. Pages written for
-these tests."""
+"""rules: the standfirst beside the main region stays (standfirst_nodes) and a region is never one paragraph; a
+share bar's heading (is_share_heading), the boxes of related posts (in_related_box) and newsletter sign-up boxes
+(in_signup_box) leave an article's text. Pages written for these tests."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,6 +11,7 @@ from edrew_scrapy.rules import (
     REASONS,
     explain,
     in_related_box,
+    in_signup_box,
     is_share_heading,
     relevant_mask,
     standfirst_nodes,
@@ -128,3 +129,21 @@ def test_a_region_is_never_one_paragraph():
     # the first paragraph holds 70 % of the kept words: the region is the article around it, not the paragraph
     assert _kept(page) == [long, "Tickets stay at the old price.", "See you on board."]
     assert _kept(page, off=("paragraph-region",)) == [long]
+
+
+def test_a_newsletter_signup_box_leaves_the_text():
+    issue = " ".join(["This week the council met twice and the river rose above the old quay again."] * 3)
+    body = BODY + ('<div class="newsletter-box"><h4>Stay informed</h4><p>Get the city news in your inbox every '
+                   'Friday morning.</p><form class="signup-form"><p>I agree that my address is stored for the '
+                   'newsletter.</p></form></div>'
+                   f'<div class="newsletter-issue"><p>{issue}</p></div>')
+    page = _page(body=body)
+    kept = _kept(page)
+    for text in ("Stay informed", "Get the city news in your inbox every Friday morning.",
+                 "I agree that my address is stored for the newsletter."):
+        assert text not in kept and text in _kept(page, off=("signup-boxes",))
+    assert issue in kept  # longer than SIGNUP_WORDS: a newsletter's own text is left to the model
+    assert in_signup_box(_node(page, "Stay informed")) and not in_signup_box(_node(page, "This week"))
+    scores = np.full(len(page.nodes), 0.9, dtype=np.float32)
+    why = {n.content: r for n, r in zip(page.nodes, explain(page, scores, 0.5, region_share=0.7).reasons)}
+    assert why["Stay informed"] == "signup-boxes"
