@@ -524,17 +524,25 @@ def test_the_region_widens_to_hold_the_text_after_the_headline():
     assert any(c.startswith("A cartoonist") for c in kept)
     assert any(c.startswith("The summary of another story number 4") for c in kept)  # widened, not moved
     assert explain(page, scores, 0.5, 0.7).kept == mask
-    # left out (edrew evaluate --rules-off headline-lead): the region is the teaser list alone
+    # left out (edrew evaluate --rules-off headline-lead): the region is the teaser list alone, and the post between
+    # the headline and the list stays by the standfirst rule; with both left out it is cut
     kept = [n.content for n, k in zip(page.nodes, relevant_mask(page, scores, 0.5, 0.7, off=("headline-lead",))) if k]
+    assert any(c.startswith("A cartoonist") for c in kept)
+    off = ("headline-lead", "standfirst")
+    kept = [n.content for n, k in zip(page.nodes, relevant_mask(page, scores, 0.5, 0.7, off=off)) if k]
     assert not any(c.startswith("A cartoonist") for c in kept)
-    # a standfirst above the body is no lead to widen to: the region (the body) is no list of teasers
+    # a standfirst above the body is no lead to widen to: the region (the body) is no list of teasers; the
+    # standfirst rule keeps it beside the region (tests/test_rules_boxes.py)
     dek = ("<html><head><title>Bridge reopens / Gazette</title></head><body><article><header><h1>Bridge reopens</h1>"
            "<p>" + "The standfirst sums the story up in one long sentence for readers in a hurry today. " * 2 +
            "</p></header><div class=body>" + "<p>The body of the story goes on at length about the bridge.</p>" * 12 +
            "</div></article></body></html>")
     page = _serialized(dek)
-    kept = [n.content for n, k in zip(page.nodes, relevant_mask(page, [0.6] * len(page.nodes), 0.5, 0.7)) if k]
+    scores_dek = [0.6] * len(page.nodes)
+    kept = [n.content for n, k in zip(page.nodes, relevant_mask(page, scores_dek, 0.5, 0.7, off=("standfirst",))) if k]
     assert not any(c.startswith("The standfirst") for c in kept) and len(kept) == 12
+    kept = [n.content for n, k in zip(page.nodes, relevant_mask(page, scores_dek, 0.5, 0.7)) if k]
+    assert kept[0].startswith("The standfirst") and len(kept) == 13 and "Bridge reopens" not in kept
     # no headline in the <title>: the region is the teaser list, as before
     page = _serialized(TEASERS_HTML.replace("Hating the young, again / Weblog", "Weblog"))
     assert headline_node(page) == -1
