@@ -58,6 +58,10 @@ def test_summary_counts_kept_and_leaked_over_all_snippets():
     assert (row["keep"], row["kept"], row["drop"], row["leaked"]) == (4, 3, 2, 1)
     assert (row["kept_share"], row["leaked_share"]) == (0.75, 0.5)
     assert row["precision"] == 0.75 and row["recall"] == 0.75  # trafilatura's: kept / (kept + leaked)
+    assert (row["failed_timeout"], row["failed_memory"], row["failed_crash"]) == (0, 0, 0)
+    results.append(SnippetResult("3", "page", "x", 2, 0, 1, 0, "set", failed="timeout"))  # a peer over its limit
+    [row] = summarize_snippets(results)
+    assert (row["pages"], row["kept"], row["failed_timeout"], row["failed_memory"]) == (3, 3, 1, 0)
 
 
 def test_cli_snippet_check_scores_every_extractor_in_one_run(tmp_path, capsys):
@@ -175,3 +179,69 @@ def test_the_rs_trafilatura_worker_answers_each_page_and_stops(tmp_path):
     finally:
         worker.close()
     assert worker.proc is None
+
+
+def _long_article(paragraphs: int = 300) -> bytes:
+    """A page of many paragraphs (about 60 kB): the same for every limit test."""
+    body = "".join(f"<p>The keeper tended the harbour lamps for thirty years; note {i} of the log book.</p>"
+                   for i in range(paragraphs))
+    return ARTICLE.replace("</article>", body + "</article>").encode()
+
+
+@pytest.mark.parametrize("limits, kind", [({"timeout": 1e-4}, "timeout"), ({"memory_mb": 1}, "memory")])
+def test_a_page_over_a_peer_limit_fails_by_kind_and_the_worker_restarts(limits, kind):
+    worker = peers.RsTrafilatura(_rs_python(), **limits)
+    try:
+        for _ in range(2):  # each page over the limit fails alone; the worker restarts for the next one
+            with pytest.raises(peers.PeerFailed) as failed:
+                worker.extract(_long_article(), "https://gazette.example/long")
+            assert failed.value.kind == kind
+            assert worker.proc is None  # killed (or dead), not left running on the page
+        worker.timeout, worker.memory_mb = 60, 4096
+        assert "harbour lights burning" in worker.extract(_long_article(), "https://gazette.example/long")
+    finally:
+        worker.close()
+
+
+@pytest.mark.parametrize("option, value, column", [("--peer-timeout", "0.0001", "failed_timeout"),
+                                                   ("--peer-memory-mb", "1", "failed_memory")])
+def test_pages_over_a_peer_limit_are_counted_and_reported(tmp_path, capsys, option, value, column):
+    python = _rs_python()
+    pytest.importorskip("resiliparse")
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.html").write_bytes(_long_article())
+    records = [{"file": f"{n}.html", "url": f"https://gazette.example/{n}",
+                "main_content": "The keeper tended the harbour lamps for thirty years"} for n in ("a", "b")]
+    (tmp_path / "labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    from edrew_scrapy.cli import main
+
+    status = main(["evaluate", "--dataset", f"g=simple:{tmp_path / 'labels.jsonl'}", "--split", "none",
+                   "--extractors", "rs-trafilatura,resiliparse", "--rs-trafilatura-python", python, option, value,
+                   "--peer-cache", str(cache), "--out", str(out), "--no-progress"])
+    printed = capsys.readouterr()
+    assert status == 0, printed.err
+    kind = column.replace("failed_", "")
+    counts = {"timeout": "over --peer-timeout 0.0001 s: 2, over --peer-memory-mb 4096 MB: 0",
+              "memory": "over --peer-timeout 60 s: 0, over --peer-memory-mb 1 MB: 2"}
+    assert f"rs-trafilatura: pages {counts[kind]}, crashed its worker: 0" in printed.out
+    assert "resiliparse:" not in printed.out  # no line for a peer that failed on no page
+    rows = {(r["extractor"], r["group"]): r for r in json.loads((out / "summary.json").read_text())["summary"]}
+    mine, other = rows[("rs-trafilatura", "ALL")], rows[("resiliparse", "ALL")]
+    assert mine[column] == 2 and mine["word_f1"] == 0.0  # both pages: the peer's empty text, counted
+    assert sum(mine[f"failed_{k}"] for k in peers.FAILURES) == 2
+    assert other[column] == 0 and other["word_r"] > 0.9  # the other peer, same pages: scored as usual
+    with open(out / "summary.csv", encoding="utf-8") as f:
+        assert {r["extractor"]: r[column] for r in csv.DictReader(f) if r["group"] == "ALL"}["rs-trafilatura"] == "2"
+    with open(out / "pages.csv", encoding="utf-8") as f:
+        failed = {(r["extractor"], r["failed"]) for r in csv.DictReader(f)}
+    assert failed == {("rs-trafilatura", kind), ("resiliparse", "")}
+    assert not list(cache.glob("rs-trafilatura-*/*/*.txt"))  # a failure is not kept: a later run tries again
+
+
+@pytest.mark.parametrize("argv", [["--peer-timeout", "-1"], ["--peer-timeout", "inf"], ["--peer-memory-mb", "1.5"],
+                                  ["--peer-memory-mb", "lots"]])
+def test_a_peer_limit_that_is_not_a_number_of_0_or_more_is_a_usage_error(tmp_path, capsys, argv):
+    status, err = cli(capsys, "evaluate", "--dataset", "simple", str(DATA / "simple"), "--extractors", "all-nodes",
+                      *argv, "--out", str(tmp_path / "out"))
+    assert status == 2 and argv[0] in err and not (tmp_path / "out").exists()

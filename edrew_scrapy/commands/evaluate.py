@@ -114,6 +114,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a Python 3.12 that imports rs_trafilatura, for --extractors rs-trafilatura "
                              "(scripts/rs-trafilatura-venv.sh builds one; default: $EDREW_RS_TRAFILATURA_PYTHON, "
                              "else .venv-rs/bin/python)")
+    parser.add_argument("--peer-timeout", type=_non_negative(float), default=60.0, metavar="SECONDS",
+                        help="per page, the seconds a peer in a worker process (rs-trafilatura) may take; a page "
+                             "over it is the peer's empty text, counted (failed_timeout), and the worker restarts "
+                             "(0: no limit; default: %(default)s)")
+    parser.add_argument("--peer-memory-mb", type=_non_negative(int), default=4096, metavar="MB",
+                        help="the address space a peer's worker process may use; a page over it is the peer's "
+                             "empty text, counted (failed_memory), and the worker restarts (0: no limit; default: "
+                             "%(default)s)")
     parser.add_argument("--peer-cache", default=None, metavar="DIR",
                         help="keep each peer's text per page in DIR (by the peer's version and the page's bytes) "
                              "and reuse it in later runs: peers over thousands of pages run once")
@@ -568,7 +576,8 @@ def _run(args: argparse.Namespace) -> int:
              "readability": ev.readability_extractor, "resiliparse": peers.resiliparse_extractor,
              "all-nodes": ev.all_nodes_extractor, "trafilatura-comments": ev.trafilatura_comments_extractor}
     if "rs-trafilatura" in text_names:
-        rs_worker = peers.RsTrafilatura(peers.rs_trafilatura_python(args.rs_trafilatura_python))
+        rs_worker = peers.RsTrafilatura(peers.rs_trafilatura_python(args.rs_trafilatura_python),
+                                        timeout=args.peer_timeout, memory_mb=args.peer_memory_mb)
         fixed["rs-trafilatura"] = rs_worker
     cache = peers.PeerCache(args.peer_cache) if args.peer_cache else None
     for name in text_names:
@@ -600,6 +609,7 @@ def _snippet_check(args, pages: Sequence, extractors: dict, out) -> int:
     title = f"{args.dataset}: snippet check, {len({(r.dataset, r.page_id) for r in results})} pages with snippets"
     print(title)
     print(sn.format_snippet_table(rows))
+    _print_failures(args, results)
     settings = {k: v for k, v in vars(args).items() if k != "func"}
     settings["datasets"] = [{"name": d.name, "kind": d.kind, "path": str(d.labels or d.path)} for d in args.datasets]
     settings["command_line"] = shlex.join(["edrew"] + sys.argv[1:])
@@ -609,6 +619,27 @@ def _snippet_check(args, pages: Sequence, extractors: dict, out) -> int:
         raise CommandError(f"cannot write the report in {out}: {exc}") from None
     print(f"wrote {', '.join(str(p) for p in paths.values())}")
     return 0
+
+
+def _print_failures(args, results) -> None:
+    """The pages each peer failed on (the failed_* columns of the summary), under the table."""
+    from ..training.peers import describe_failures
+
+    for line in describe_failures(results, args.peer_timeout, args.peer_memory_mb):
+        print(line)
+
+
+def _non_negative(kind):
+    """An argparse type: a finite number of `kind`, 0 or more (0 turns a limit off)."""
+    def parse(value: str):
+        try:
+            number = kind(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+        if not 0 <= number < float("inf"):  # NaN too
+            raise argparse.ArgumentTypeError(f"must be 0 (no limit) or more: {value!r}")
+        return number
+    return parse
 
 
 def _print_paired(rows: Sequence[dict]) -> None:
@@ -708,6 +739,7 @@ def _evaluate(args, extractors, baseline_names, rules_off, out, compared=()) -> 
     title = f"{args.dataset}: {len(pages)} pages, split {split_kind}"
     print(title)
     print(ev.format_table(rows))
+    _print_failures(args, results)
     paired = [row for rule in rules_off for row in ev.paired_differences(results, f"edrew-no-{rule}", "edrew")]
     if paired:
         print("\nword-F1 with each rule minus without it, same pages (mean, standard error, pages up / down):")

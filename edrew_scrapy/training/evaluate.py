@@ -23,6 +23,7 @@ import numpy as np
 
 from ..data import LabelledPage, read_source
 from ..data.align import align_reference, word_f1
+from .peers import failure_counts, run_extractor
 
 __all__ = [
     "PageResult", "node_counts", "prf", "word_f1", "reference_text", "predicted_text",
@@ -48,6 +49,7 @@ class PageResult:
     fn: int
     nodes: int
     dataset: str = ""  # the dataset of a mix (data.mix), else empty
+    failed: str = ""  # a peer's failure on the page (peers.FAILURES), scored as its empty text
 
 
 def node_counts(y_true: Sequence[int], y_pred: Sequence[int]) -> Tuple[int, int, int]:
@@ -207,13 +209,13 @@ def evaluate_pages(pages: Sequence[LabelledPage], extractors: Dict[str, Extracto
         ref = reference_text(lp)
         texts = [n.content for n in lp.page.nodes]
         for name, extractor in extractors.items():
-            text, pred = extractor(lp)
+            text, pred, failed = run_extractor(extractor, lp)
             if pred is None:
                 pred = align_reference(texts, text).labels
             wp, wr, wf = word_f1(text, ref)
             tp, fp, fn = node_counts(lp.labels, pred)
             results.append(PageResult(lp.page_id, lp.page_type_or_site, name, wp, wr, wf, tp, fp, fn,
-                                      len(texts), lp.meta.get("dataset", "")))
+                                      len(texts), lp.meta.get("dataset", ""), failed))
     return results
 
 
@@ -242,7 +244,7 @@ def summarize(results: Iterable[PageResult]) -> List[dict]:
             "extractor": extractor, "group": group, "pages": len(rs),
             "word_p": _mean(r.word_p for r in rs), "word_r": _mean(r.word_r for r in rs),
             "word_f1": _mean(r.word_f1 for r in rs),
-            "node_p": p, "node_r": r_, "node_f1": f, "tp": tp, "fp": fp, "fn": fn,
+            "node_p": p, "node_r": r_, "node_f1": f, "tp": tp, "fp": fp, "fn": fn, **failure_counts(rs),
         })
     order = {e: i for i, e in enumerate(dict.fromkeys(r.extractor for r in results))}
     rows.sort(key=lambda row: (row["group"] == "ALL", row["group"], order.get(row["extractor"], 0)))

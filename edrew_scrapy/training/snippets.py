@@ -19,6 +19,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..data import LabelledPage, words
 from .evaluate import group_table, write_csv
+from .peers import failure_counts, run_extractor
 
 __all__ = ["SnippetResult", "snippets_of", "count_snippets", "evaluate_snippets", "summarize_snippets",
            "format_snippet_table", "write_snippet_report"]
@@ -34,6 +35,7 @@ class SnippetResult:
     drop: int     # must-drop snippets on the page (with words)
     leaked: int
     dataset: str = ""
+    failed: str = ""  # a peer's failure on the page (peers.FAILURES), scored as its empty text
 
 
 def snippets_of(lp: LabelledPage) -> Tuple[List[str], List[str]]:
@@ -70,9 +72,9 @@ def evaluate_snippets(pages: Sequence[LabelledPage], extractors: Dict, progress:
         if not keep and not drop:
             continue
         for name, extractor in extractors.items():
-            text, _pred = extractor(lp)
+            text, _pred, failed = run_extractor(extractor, lp)
             results.append(SnippetResult(lp.page_id, lp.page_type_or_site, name, len(keep), count_snippets(text, keep),
-                                         len(drop), count_snippets(text, drop), lp.meta.get("dataset", "")))
+                                         len(drop), count_snippets(text, drop), lp.meta.get("dataset", ""), failed))
     return results
 
 
@@ -97,7 +99,7 @@ def summarize_snippets(results: Iterable[SnippetResult]) -> List[dict]:
         rows.append({"extractor": extractor, "group": group, "pages": len(rs), "keep": keep, "kept": kept,
                      "drop": drop, "leaked": leaked, "kept_share": rec,
                      "leaked_share": leaked / drop if drop else math.nan,
-                     "precision": p, "recall": rec, "f1": f})
+                     "precision": p, "recall": rec, "f1": f, **failure_counts(rs)})
     order = {e: i for i, e in enumerate(dict.fromkeys(r.extractor for r in results))}
     rows.sort(key=lambda row: (row["group"] == "ALL", row["group"], order.get(row["extractor"], 0)))
     return rows
