@@ -51,7 +51,45 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchmark_pages import load_pages, send_html_head  # noqa: E402
 
 SPIDER = textwrap.dedent('''
+    import os
+    from pathlib import Path
+
     import scrapy
+
+    TICK = os.sysconf("SC_CLK_TCK")
+
+    def _ticks(stat_path):
+        # utime + stime, fields 14 and 15 of /proc/.../stat, counted after the command name's ")"
+        fields = Path(stat_path).read_text().rpartition(")")[2].split()
+        return int(fields[11]) + int(fields[12])
+
+    def _queued(schedstat_path):
+        # the time a thread was ready to run but waited for a CPU (the machine's load), in clock ticks
+        return int(Path(schedstat_path).read_text().split()[1]) * TICK / 1e9
+
+    def cpu_by_task():
+        """CPU ticks of each thread of this (the crawl) process, by thread name, and of each process below
+        it (the add-on's workers), by pid: who is busy during the crawl. "queued:" entries: the time the
+        reactor thread and each child's main thread waited for a CPU while ready to run, so that on a
+        loaded machine a process waiting for the CPU is told from one waiting for work."""
+        out = {}
+        for task in Path("/proc/self/task").iterdir():
+            try:
+                name = "reactor" if task.name == str(os.getpid()) else (task / "comm").read_text().strip()
+                out["crawl:" + name] = out.get("crawl:" + name, 0) + _ticks(task / "stat")
+                if name == "reactor":
+                    out["queued:reactor"] = _queued(task / "schedstat")
+                for child in (task / "children").read_text().split():
+                    out[f"child:{child}"] = _ticks(f"/proc/{child}/stat")
+                    out[f"queued:child:{child}"] = _queued(f"/proc/{child}/schedstat")
+            except OSError:
+                pass
+        return out
+
+    def busy_shares(before, after, seconds):
+        """Each thread's or child's CPU over the crawl, as a share of one core (1.0: one core all the time)."""
+        return {k: round((v - before.get(k, 0)) / TICK / max(seconds, 1e-9), 4)
+                for k, v in after.items() if v - before.get(k, 0) > 0}
 
     class FollowSpider(scrapy.Spider):
         """Follows every link on the local site: the crawl a user's own spider would do."""
@@ -68,6 +106,7 @@ SPIDER = textwrap.dedent('''
             # Every 0.1 s: the requests the downloader holds (CONCURRENT_REQUESTS bounds them) and those
             # on the wire; the gap between the two is time spent in downloader middlewares (scoring).
             from twisted.internet import task
+            self.cpu_at_open = cpu_by_task()
             self.samples = []
             self.sampler = task.LoopingCall(self.sample)
             self.sampler.start(0.1, now=False)
@@ -87,8 +126,9 @@ SPIDER = textwrap.dedent('''
             start = self.crawler.stats.get_value("start_time")
             now = datetime.datetime.now(tz=start.tzinfo)
             n = max(len(self.samples), 1)
+            crawl_s = (now - start).total_seconds()
             with open(self.timing, "w") as f:
-                json.dump({"crawl_s": (now - start).total_seconds(),
+                json.dump({"crawl_s": crawl_s, "busy": busy_shares(self.cpu_at_open, cpu_by_task(), crawl_s),
                            "active": sum(a for a, _ in self.samples) / n,
                            "transferring": sum(t for _, t in self.samples) / n}, f)
 
@@ -233,7 +273,7 @@ def crawl(url: str, addon: bool, workdir: Path, workers: int | None = None, per_
     pages = sum(1 for it in items if "status" in it)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     timed = json.loads(timing.read_text())
-    return {"wall": wall, "crawl": timed["crawl_s"], "cpu": cpu,
+    return {"wall": wall, "crawl": timed["crawl_s"], "cpu": cpu, "busy": timed["busy"],
             "active": timed["active"], "transferring": timed["transferring"],
             "peak_rss_mb": sum(hwm_kb.values()) / 1024, "tree_rss_mb": tree_kb / 1024, "tree_pss_mb": pss_kb / 1024,
             "processes": len(hwm_kb), "each_mb": "+".join(f"{kb / 1024:.0f}" for kb in hwm_kb.values()),
@@ -249,6 +289,10 @@ def _delays(n: int, spec: str | None, seed: int) -> list | None:
     lo, hi = (float(x) / 1000 for x in spec.split(","))
     rng = random.Random(seed)
     return [rng.uniform(lo, hi) for _ in range(n)]
+
+
+def _busy_text(busy: float, queued: float) -> str:
+    return f"{busy:.2f} (+{queued:.2f})"
 
 
 def _spread(values: list) -> str:
@@ -332,6 +376,22 @@ def main() -> int:
           "peak RSS: the crawl process and its workers, the sum of each one's own peak; PSS: the largest sum of "
           "their proportional set sizes, shared library pages counted once; active / wire: mean "
           "requests held by the downloader / on the wire, sampled every 0.1 s)")
+    print("\nbusy over the crawl (spider opened to closed), in cores (1.0: one core all the time): the crawl "
+          "process's reactor thread, its other threads together, each child process (the add-on's workers; the "
+          "resource tracker), each with (+ the share it was ready to run but waited for a CPU: the machine's "
+          "load; what is left of 1.0 it waited for work); and the same as CPU ms a page")
+    for rnd, name, r, _ in readings:
+        busy = {k: v for k, v in r["busy"].items() if not k.startswith("queued:")}
+        queued = r["busy"]
+        kids = sorted((k for k in busy if k.startswith("child:")), key=busy.get, reverse=True)
+        children = [busy[k] for k in kids]
+        others = sum(v for k, v in busy.items() if k.startswith("crawl:") and k != "crawl:reactor")
+        ms = 1000 * r["crawl"] / max(r["pages"], 1)  # CPU ms a page of a process busy 1.0
+        print(f"{rnd:<6}{name:<14}reactor {busy.get('crawl:reactor', 0):.2f} (+{queued.get('queued:reactor', 0):.2f} "
+              f"queued), other threads {others:.2f}, children "
+              f"{' + '.join(_busy_text(busy[k], queued.get('queued:' + k, 0)) for k in kids) or '-'}; "
+              f"all {sum(busy.values()):.2f}  | CPU ms a page: crawl process "
+              f"{ms * (sum(busy.values()) - sum(children)):.1f}, children {ms * sum(children):.1f}")
     # With the network's delay the crawl is long-lived and its start-up (the model load) is a one-off:
     # the crawl ratio is the target there; without delay, the whole process's, as issue #5 set it.
     target, key = (0.95, 1) if delays else (0.5, 0)
