@@ -26,10 +26,10 @@ def _die_here(url: str) -> bool:
 
 def echo_or_die(batch):
     """Outcome(page=url) for each page; os._exit (no cleanup, as a crash) on a page marked to die."""
-    for _, _, url in batch:
+    for _, _, url, *_ in batch:
         if _die_here(url):
             os._exit(3)
-    return [Outcome(page=url) for _, _, url in batch]
+    return [Outcome(page=url) for _, _, url, *_ in batch]
 
 
 def sleep_forever(batch):
@@ -44,7 +44,12 @@ def echo_or_hang(batch):
     """Outcome(page=url) for each page; never returns from a batch holding a page whose URL says "hang"."""
     import time
 
-    if any("hang" in url for _, _, url in batch):
+    if any("hang" in url for _, _, url, *_ in batch):
         while True:
             time.sleep(1)
-    return [Outcome(page=url) for _, _, url in batch]
+    return [Outcome(page=url) for _, _, url, *_ in batch]
+
+
+def echo_metadata_wanted(batch):
+    """Outcome(page=(url, whether the worker was asked to read the page's metadata)) for each page."""
+    return [Outcome(page=(item[2], item[3] if len(item) > 3 else True)) for item in batch]

@@ -47,7 +47,7 @@ SPIDER = textwrap.dedent('''
 def crawl(tmp_path, base, workers, *extra):
     spider = tmp_path / "pages.py"
     spider.write_text(SPIDER)
-    feed = tmp_path / f"items-{workers}.jsonl"
+    feed = tmp_path / f"items-{workers}-{len(extra)}.jsonl"
     proc = run_scrapy(["runspider", str(spider), "-a", f"base={base}", "-a", "paths=" + ",".join(PAGES),
                        "-O", str(feed), "-s", f"EDREW_WORKERS={workers}", *extra], cwd=tmp_path, timeout=240)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -77,10 +77,22 @@ def test_workers_export_what_the_crawl_process_exports(serve, tmp_path):
     # The spider's own items, and the Page it read from meta in its callback, are the same too.
     assert by_url(in_process, "own") == by_url(in_workers, "own")
     assert all(item["nodes_seen"] for item in by_url(in_workers, "own").values())
+    # The page metadata (on by default) was read in the crawl process, on its idle thread, not in the worker
+    assert stats1.pop("edrew/metadata/read_in_crawl_process") == len(pages1)
     assert {k: v for k, v in stats0.items()} == {k: v for k, v in stats1.items()}
     # The scorer's caches, reported from the worker as from the crawl process (the same pages fill them)
     for name in ("tokens", "sequences", "texts"):
         assert stats1[f"edrew/cache/{name}/entries"] > 0 and stats1[f"edrew/cache/{name}/bytes"] > 0
+    # With EDREW_THREADS = 0 the crawl process has no thread for it (it would run on the reactor's), and
+    # the worker reads the metadata: every field of every item is the same wherever it was read.
+    in_worker, stats2, _ = crawl(tmp_path, base, 1, "-s", "EDREW_THREADS=0")
+    assert "edrew/metadata/read_in_crawl_process" not in stats2
+    pages2 = by_url(in_worker, "url")
+    assert set(pages2) == set(pages1)
+    for url, item in pages1.items():
+        assert item.get("headline") or item.get("page_type")  # metadata was read at all
+        for other in (pages0[url], pages2[url]):
+            assert {k: v for k, v in item.items() if k != "nodes"} == {k: v for k, v in other.items() if k != "nodes"}
 
 
 @pytest.mark.crawl
@@ -110,6 +122,32 @@ def pool(crawler, **kw):
 
 def batch(*urls):
     return [(b"<html></html>", None, url) for url in urls]
+
+
+@pytest.mark.parametrize("metadata", [True, False])
+def test_the_crawl_process_reads_the_metadata_while_its_backlog_has_room(metadata):
+    crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1, "EDREW_BATCH_PAGES": 2, "EDREW_METADATA": metadata})
+    conf = EdrewSettings.from_settings(crawler.settings)
+    workers = ProcessPool(conf, EdrewStats(crawler.stats, logging.getLogger("test")),
+                          task=_worker_helpers.echo_metadata_wanted, initializer=_worker_helpers.no_model)
+    service = ScoringService(crawler, conf, None, workers)
+
+    async def pages(n):
+        return await asyncio.gather(*(service.process(b"<html></html>", None, f"http://a/{i}") for i in range(n)))
+
+    try:
+        # Room here: every batch goes to the worker without its metadata, and the backlog is given back
+        # page by page once done. Without EDREW_METADATA there is nothing to read here.
+        outcomes = asyncio.run(pages(4))
+        assert [o.page for o in outcomes] == [(f"http://a/{i}", not metadata) for i in range(4)]
+        assert all(o.metadata_here is metadata for o in outcomes) and service._here == 0
+        # A full backlog here (many workers, or this thread slowed down): the worker reads it
+        service._here = service._here_limit
+        outcomes = asyncio.run(pages(4))
+        assert [o.page for o in outcomes] == [(f"http://a/{i}", True) for i in range(4)]
+        assert not any(o.metadata_here for o in outcomes) and service._here == service._here_limit
+    finally:
+        workers.close()
 
 
 def test_a_worker_that_dies_is_replaced_and_its_pages_sent_again(tmp_path, caplog):

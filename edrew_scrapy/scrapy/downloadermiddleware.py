@@ -61,7 +61,6 @@ class EdrewDownloaderMiddleware:
         EdrewSpiderMiddleware, looked up on the first response (None without one)."""
         self.crawler = crawler
         self.conf = conf
-        self._classifier = None  # the page-type classifier, loaded on the first page described here
         self._scoring = scoring
         self._looked_up = scoring is not None
         self.stats = EdrewStats(crawler.stats, logger)
@@ -129,17 +128,7 @@ class EdrewDownloaderMiddleware:
 
     def _describe(self, response, page, extraction):
         """The page's metadata, in this process (EDREW_WORKERS = 0, or the worker pool failed for good)."""
-        from ..metadata import page_metadata
-        from ..pagetype import default_classifier
-
-        if self._classifier is None:
-            try:
-                self._classifier = default_classifier(self.conf.model) or False
-            except Exception as exc:  # a broken pagetype.json: the metadata goes on without page types
-                self._classifier = False
-                self.stats.error(response.url, "load the page-type classifier for", exc)
-        return page_metadata(response.body, page, extraction, self._classifier or None,
-                             encoding=_declared_encoding(response), url=response.url)
+        return self.scoring().describe(response.body, page, extraction, _declared_encoding(response), response.url)
 
     def _count_metadata(self, extraction) -> None:
         """edrew/metadata/skipped/<part>: the parts of a page's metadata that were not read (hostile or

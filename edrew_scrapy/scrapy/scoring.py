@@ -10,6 +10,13 @@ EDREW_WORKERS >= 1 (the default), the same batching feeds worker processes that 
 (`process`, awaited by the downloader middleware instead of `score`; see processpool.py), and the model
 is loaded in each worker, not here, unless the worker pool fails for good and this process takes the
 work over.
+
+A page's metadata (EDREW_METADATA) is read where a core is idle: a worker reads it after scoring, unless
+this process's own thread has room, in which case a batch goes to the workers without it and the
+metadata is read here when the batch is back. A crawl at network speed is bound by its one worker's
+core while this process uses a fraction of another (docs/scrapy.md, "At network speed"); the pages
+reserved for this thread are bounded, so that once it falls behind (many workers) the workers read the
+metadata again.
 """
 from __future__ import annotations
 
@@ -17,6 +24,7 @@ import asyncio
 import dataclasses
 import gc
 import logging
+import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Awaitable, Callable, Deque, List, Optional, Sequence, Set, Tuple
@@ -178,6 +186,14 @@ class ScoringService:
         self._caches: dict = {}  # "main" (this process) or a worker's pid -> Scorer.cache_stats()
         self._process_batcher = (Batcher(self._run_in_workers, conf.batch_pages, in_flight=processes.size + 1)
                                  if processes is not None else None)
+        # Pages sent to the workers without their metadata and not yet described here: at most the batches
+        # in flight plus one being described, so this thread's backlog stays bounded. None: never here (no
+        # workers, no metadata, or EDREW_THREADS = 0, where it would run on the reactor's thread).
+        self._here_limit = ((processes.size + 2) * conf.batch_pages
+                            if processes is not None and conf.metadata and conf.threads else 0)
+        self._here = 0
+        self._classifier = None  # the page-type classifier of metadata read here, loaded on first use
+        self._classifier_lock = threading.Lock()
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
         crawler.signals.connect(self.engine_stopped, signal=signals.engine_stopped)
 
@@ -248,6 +264,14 @@ class ScoringService:
             return None
         if isinstance(outcome, Exception):  # Batcher's last resort
             outcome = Outcome(stage="score", error=f"{type(outcome).__name__}: {outcome}")
+        if outcome.metadata_here:
+            try:
+                if outcome.page is not None and outcome.error is None and outcome.extraction is not None:
+                    outcome.extraction.metadata = await self.pool.run(self.describe, body, outcome.page,
+                                                                      outcome.extraction, encoding, url)
+                    self.stats.inc("metadata/read_in_crawl_process")
+            finally:
+                self._here -= 1
         if outcome.caches is not None:
             pid, caches = outcome.caches
             self.report_caches(pid, caches)
@@ -262,8 +286,41 @@ class ScoringService:
         return outcome
 
     async def _run_in_workers(self, inputs: List[Any]) -> List[Any]:
+        here = self._here + len(inputs) <= self._here_limit
+        if not here:
+            return await self._in_workers(inputs)
+        self._here += len(inputs)  # released page by page in `process`, once described
+        try:
+            outcomes = await self._in_workers([(*page, False) for page in inputs])
+        except BaseException:
+            self._here -= len(inputs)
+            raise
+        for outcome in outcomes:
+            if outcome is None:  # the pool failed for good: the downloader middleware does it all in process
+                self._here -= 1
+            else:
+                outcome.metadata_here = True
+        return outcomes
+
+    async def _in_workers(self, inputs: List[Any]) -> List[Any]:
         outcomes = await self.processes.run(inputs)
         return outcomes if outcomes is not None else [None] * len(inputs)
+
+    def describe(self, body: bytes, page, extraction, encoding: Optional[str], url: str):
+        """The page's metadata, read in this process (on a thread: this one's, or the downloader
+        middleware's when the pages are scored here)."""
+        from ..metadata import page_metadata
+
+        with self._classifier_lock:
+            if self._classifier is None:
+                from ..pagetype import default_classifier
+
+                try:
+                    self._classifier = default_classifier(self.conf.model) or False
+                except Exception as exc:  # a broken pagetype.json: the metadata goes on without page types
+                    self._classifier = False
+                    self.stats.error(url, "load the page-type classifier for", exc)
+        return page_metadata(body, page, extraction, self._classifier or None, encoding=encoding, url=url)
 
     async def _score_in_thread(self, pages: List[Any]) -> List[Any]:
         return await self.pool.run(self._score_pages, pages)

@@ -3,8 +3,9 @@
 No Scrapy here (edrew_scrapy.scrapy loads its Scrapy parts lazily): a worker imports only the
 serializer and the model. The model is loaded from its
 files once per worker, by `init`; it is never pickled. Only plain data crosses the process boundary:
-in, (body bytes, declared encoding, URL) per page; out, one `Outcome` per page, holding the `Page`
-and the `Extraction` (dataclasses of str, int, float, lists and dicts) or the error as text.
+in, (body bytes, declared encoding, URL[, metadata]) per page; out, one `Outcome` per page, holding the
+`Page` and the `Extraction` (dataclasses of str, int, float, lists and dicts) or the error as text.
+`metadata` False leaves a page's metadata to the crawl process (scoring.py decides, batch by batch).
 """
 from __future__ import annotations
 
@@ -14,12 +15,13 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ..collector import BetweenUnits
 
-# (body, declared encoding or None, url)
-PageInput = Tuple[bytes, Optional[str], str]
+# (body, declared encoding or None, url), and optionally whether to read the page's metadata here (default:
+# as `init` was told): False when the crawl process reads it itself, on a core the worker is not using
+PageInput = Union[Tuple[bytes, Optional[str], str], Tuple[bytes, Optional[str], str, bool]]
 
 _state: dict = {}
 
@@ -34,6 +36,9 @@ class Outcome:
     error: Optional[str] = None
     # On the first page of each batch scored: (worker pid, Scorer.cache_stats() after the batch)
     caches: Optional[Tuple[int, Dict[str, Dict[str, int]]]] = None
+    # Set in the crawl process, never by a worker: the page was sent without its metadata, which the
+    # crawl process reads itself (scoring.ScoringService)
+    metadata_here: bool = False
 
 
 def bootstrap(initializer: Callable[..., None], initargs: tuple) -> None:
@@ -131,7 +136,7 @@ def _process(batch: Sequence[PageInput]) -> List[Outcome]:
     scorer = _scorer()
     threshold = _state.get("threshold")
     outcomes: List[Outcome] = []
-    for body, encoding, url in batch:
+    for body, encoding, url, *_ in batch:
         try:
             outcomes.append(Outcome(page=serialize(body, encoding=encoding, url=url)))
         except Exception:  # noqa: BLE001 - the serializer should never raise; report it per page
@@ -151,8 +156,8 @@ def _process(batch: Sequence[PageInput]) -> List[Outcome]:
     if _state.get("metadata"):
         from ..metadata import page_metadata
 
-        for outcome, (body, encoding, url) in zip(outcomes, batch):
-            if outcome.extraction is not None:
+        for outcome, (body, encoding, url, *wanted) in zip(outcomes, batch):
+            if outcome.extraction is not None and (not wanted or wanted[0]):
                 outcome.extraction.metadata = page_metadata(body, outcome.page, outcome.extraction,
                                                             _state.get("classifier"), encoding=encoding, url=url)
     cache_stats = getattr(scorer, "cache_stats", None)
