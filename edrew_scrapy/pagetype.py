@@ -211,7 +211,7 @@ def default_classifier(directory: Optional[str] = None) -> Optional[PageTypeClas
     """The classifier in `directory` (a model directory; None: the shipped models/default), or the
     shipped one when that directory has none; None when neither has a pagetype.json. A broken file, or
     one whose size or sha256 differs from what the folder's card.json lists, raises PageTypeError."""
-    from .model.scorer import model_directory
+    from .model.files import model_directory
 
     path = Path(model_directory(directory)) / FILE_NAME
     if not path.exists() and directory is not None:

@@ -17,8 +17,9 @@ import hashlib
 import json
 import os
 import stat
+import sys
 from pathlib import Path
-from typing import Dict, Mapping, Optional
+from typing import Dict, Mapping, Optional, Union
 
 import numpy as np
 
@@ -461,3 +462,51 @@ def read_head(path: Path) -> dict:
 
 def model_size_bytes(directory: Path) -> int:
     return sum(os.path.getsize(Path(directory) / n) for n in (CARD,) + DATA_FILES)
+
+
+# Where the shipped model is: here, without torch, so that the page-type classifier and the metadata
+# (read in a crawl process that never imports torch) find it.
+def _holds_shipped_model(directory: Path) -> bool:
+    """`directory` has an edrew model card: a folder that merely shares the name (another package's
+    top-level models/default in the same site-packages) must not be taken for ours."""
+    try:
+        card = load_json(directory, CARD, MAX_JSON_BYTES, "not a model card")
+    except (ModelError, OSError):
+        return False
+    return isinstance(card, dict) and card.get("format") == FORMAT
+
+
+def _shipped_models_dir(module_file: str = __file__) -> Path:
+    """models/ of the repository (a clone or an editable install), else the copy a wheel installs
+    under <prefix>/share/edrew-scrapy/models (setup.cfg's data_files).
+
+    The prefix is looked for upwards from the package first (<prefix>/lib/pythonX.Y/site-packages on
+    POSIX, <prefix>/Lib/site-packages on Windows, the folder itself for `pip install --target`), so
+    that the install this code was imported from gives its own models: `pip install --prefix` lands
+    away from sys.prefix, and a `--user` install that shadows a system-wide one is newer than it. Then
+    sys.prefix and the user base (~/.local), for layouts where the data went elsewhere.
+    When nothing is found, the repository's path, so that the error names where a clone keeps them."""
+    import site
+
+    package_parent = Path(module_file).resolve().parent.parent.parent
+    in_repo = package_parent / "models"
+    if _holds_shipped_model(in_repo / "default"):
+        return in_repo
+    bases = [package_parent, *list(package_parent.parents)[:3], Path(sys.prefix), Path(site.getuserbase())]
+    for base in bases:
+        installed = base / "share" / "edrew-scrapy" / "models"
+        if _holds_shipped_model(installed / "default"):
+            return installed
+    return in_repo
+
+
+DEFAULT_MODEL_DIR = _shipped_models_dir() / "default"
+# what --model, EDREW_MODEL and load_model() read as the shipped model (write ./default for a folder of that name)
+DEFAULT_MODEL_NAME = "default"
+
+
+def model_directory(path: Union[str, Path, None]) -> Path:
+    """The model folder a name means: None or "default" is the shipped models/default, anything else a path."""
+    if path is None or path == DEFAULT_MODEL_NAME:  # a Path never equals the str
+        return DEFAULT_MODEL_DIR
+    return Path(path)
