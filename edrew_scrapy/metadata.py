@@ -84,6 +84,7 @@ class Declared:
     title: str = ""                                            # <title>
     date_published: Optional[str] = None                       # htmldate's, when the markup declares none
     bylines: List[str] = field(default_factory=list)           # names in the page's byline markup
+    posters: List[str] = field(default_factory=list)           # names in forum software's poster markup
     headings: List[str] = field(default_factory=list)          # the first <h1> texts
     skipped: Tuple[str, ...] = ()
 
@@ -149,6 +150,7 @@ def _read(html: HtmlInput, encoding: Optional[str], url: Optional[str]) -> Tuple
         skipped.append("opengraph")
     declared.meta = _meta(tree)
     declared.bylines = _bylines(tree)
+    declared.posters = _posters(tree)
     declared.headings = [_clean(h.text()) for h in tree.css("h1")[:5]]
     declared.skipped = tuple(skipped)
     return declared, text
@@ -189,7 +191,38 @@ def _jsonld_items(tree, skipped: List[str]) -> List[Dict[str, Any]]:
             continue
         for item in found:
             items.extend(_flatten_graph(item))
-    return items
+    return _resolve_references(items)
+
+
+# the properties whose value is often a reference ({"@id": ...}) to a node elsewhere in the page's JSON-LD
+_REFERENCED = ("author", "creator")
+
+
+def _resolve_references(items: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Items whose author is a bare reference (`{"@id": ...}` without a name, as Yoast's @graph writes
+    it) with that reference replaced by the node of the page's JSON-LD that has the @id."""
+    nodes = {item["@id"]: item for item in items if isinstance(item.get("@id"), str)}
+    if not nodes:
+        return items
+    out = []
+    for item in items:
+        changed = None
+        for key in _REFERENCED:
+            value = item.get(key)
+            if isinstance(value, (dict, list)):
+                values = value if isinstance(value, list) else [value]
+                resolved = [_referenced(v, nodes) for v in values[:MAX_AUTHORS]]
+                if any(r is not v for r, v in zip(resolved, values)):
+                    changed = changed or dict(item)
+                    changed[key] = resolved
+        out.append(changed or item)
+    return out
+
+
+def _referenced(value: Any, nodes: Dict[str, Dict[str, Any]]) -> Any:
+    if isinstance(value, dict) and "name" not in value and isinstance(value.get("@id"), str):
+        return nodes.get(value["@id"], value)
+    return value
 
 
 _COMMENT_LINE = re.compile(r"^\s*(//.*|<!--.*-->)")
@@ -577,6 +610,33 @@ def _bylines(tree) -> List[str]:
     return names
 
 
+# forum software's poster names: phpBB's, XenForo's and vBulletin's `username` links (phpBB's
+# `username-coloured` for staff, vBulletin 3's `bigusername`), FluxBB's post header (`.postleft dt strong`)
+_POSTER = "[class~=username], [class~=username-coloured], [class~=bigusername], .postleft dt strong"
+
+
+def _posters(tree) -> List[str]:
+    """The first poster names in forum software's markup, in document order: on a thread, the first is the
+    thread's starter. Logins keep their digits and dots; one to four words."""
+    names: List[str] = []
+    try:
+        elements = tree.css(_POSTER)
+    except Exception:  # noqa: BLE001 - a selector over a hostile tree
+        return names
+    for el in elements[:10]:
+        if el.tag in ("input", "label", "form", "button"):
+            continue  # a login form's "username" field
+        try:
+            text = _clean(el.text() or "")[:100].strip(_STRIP)
+        except Exception:  # noqa: BLE001
+            continue
+        if text and len(text.split()) <= 4 and not _CODE.search(text) and text not in names:
+            names.append(text)
+        if len(names) >= 3:
+            break
+    return names
+
+
 def _in_author(el) -> bool:
     parent = el.parent
     for _ in range(4):
@@ -751,7 +811,7 @@ def describe(declared: Declared, page=None, extraction=None, classifier=None, *,
     result = Metadata(
         headline=headline or None,
         author=_page_authors(declared, primary, site, host, BYLINE_AUTHORS if bylines is None else bylines, page,
-                             page_type in TEXT_BYLINE_TYPES),
+                             page_type in TEXT_BYLINE_TYPES, page_type == "forum"),
         date_published=_local_day(_declared_date(declared, today), url, today) or declared.date_published,
         date_modified=_declared_date(declared, today, modified=True),
         language=_language(declared, items),
@@ -764,7 +824,7 @@ def describe(declared: Declared, page=None, extraction=None, classifier=None, *,
         result.page_type, result.page_type_probability = classifier.predict(page)
         if page_type is None and result.page_type in TEXT_BYLINE_TYPES and not result.author:
             result.author = _page_authors(declared, primary, site, host, BYLINE_AUTHORS if bylines is None
-                                          else bylines, page, True)
+                                          else bylines, page, True, result.page_type == "forum")
     return result
 
 
@@ -846,19 +906,25 @@ def _name_of(text: str, role: bool = False) -> str:
 # texts in author markup that name no one: form labels, placeholders, the word itself
 _NOT_NAMES = frozenset({"name", "author", "authors", "the author", "about the author", "written by", "posted by",
                         "by", "undefined", "null", "none", "unknown", "admin", "administrator", "webmaster",
-                        "anonymous", "guest", "user"})
+                        "anonymous", "guest", "user", "topic author", "thread starter", "original poster",
+                        "sign in", "log in"})
 # a commenter's "Jane says", a link's "View all posts", "Full bio": markup near bylines that names no one
 _NOT_A_NAME = re.compile(r"\ssays$|^(?:view|see|read|more|full|all)\b|\b(?:posts|bio|profile)$")
 _HANDLE = re.compile(r"^[a-z0-9_-]+(?:\.[a-z0-9_-]+){2,}$|^\d{6,}$")  # "page.head.author", a numeric id
 
 
 def _page_authors(declared: Declared, primary, site: Optional[str], host: str, bylines: bool, page=None,
-                  text_bylines: bool = False) -> List[str]:
-    """The declared authors that can be names, else the first such name in the byline markup, else (with
-    `text_bylines`) a "By Jane Doe" line near the start of the serialised `page`."""
+                  text_bylines: bool = False, forum: bool = False) -> List[str]:
+    """The declared authors that can be names, else (`forum`) the first poster in forum software's markup,
+    else the first such name in the byline markup, else (with `text_bylines`) a "By Jane Doe" line near
+    the start of the serialised `page`."""
     names = [n for n in _authors(primary, declared.meta) if _a_name(n, site, host)]
     if names or not bylines:
         return names
+    if forum:
+        for name in declared.posters[:1]:
+            if _a_name(name, site, host):
+                return [name]
     for name in declared.bylines:
         if _a_name(name, site, host):
             return [name]
@@ -876,17 +942,22 @@ def _host_name(host: str) -> str:
 _TEXT_BY = re.compile(r"^(?:(?:written|posted|words|reviewed|edited)\s+by|by|author:?|von|par|por|door)\s*:?\s*"
                       r"(?-i:([A-Z][\w'’.-]*(?:\s+(?:[A-Z][\w'’.-]*|van|von|de|der|da|di|del|la|le)){1,4}))", re.I)
 TEXT_BYLINE_NODES = 300   # the first nodes of a page read for a byline line
+_CUE_ALONE = re.compile(r"^(?:(?:written|posted|words|reviewed|edited)\s+by|by|author)\s*:?$", re.I)
 
 
 def _text_byline(page) -> str:
     """The name in the first short "By ..." line among the page's first nodes, outside navigation,
     footers and hidden markup; "" for none."""
+    cue = ""  # a node that is the cue alone ("Written by"): the name is the next node's text
     for node in (getattr(page, "nodes", None) or [])[:TEXT_BYLINE_NODES]:
         if node.boilerplate or node.hidden or len(node.content) > 80:
+            cue = ""
             continue
-        match = _TEXT_BY.match(node.content.strip())
-        if match:
+        text = node.content.strip()
+        match = _TEXT_BY.match(f"{cue} {text}" if cue else text)
+        if match and (not cue or match.end() == len(cue) + 1 + len(text)):
             return match.group(1).strip(" ,.|")
+        cue = text if _CUE_ALONE.match(text) else ""
     return ""
 
 
@@ -895,6 +966,23 @@ def _a_name(name: str, site: Optional[str], host: str) -> bool:
     placeholder, not a template placeholder or a numeric id."""
     key = name.strip(" *:").lower()
     return bool(key) and key not in _NOT_NAMES and not _HANDLE.match(name) and not _NOT_A_NAME.search(key)
+
+
+# <meta> names and properties that hold the author, first found first
+_AUTHOR_META = ("author", "article:author", "dc.creator", "parsely-author", "sailthru.author", "byl",
+                "cxenseparse:author")
+# the labels of a Twitter card's label/data pairs (Yoast writes "Written by") whose data is the author
+_TWITTER_AUTHOR_LABELS = frozenset({"written by", "author", "by"})
+
+
+def _twitter_written_by(meta: Dict[str, str]) -> List[str]:
+    """The author a Twitter card's `twitter:labelN` / `twitter:dataN` pair gives ("Written by", "Jane Doe")."""
+    for n in range(1, 5):
+        if meta.get(f"twitter:label{n}", "").strip(" :").lower() in _TWITTER_AUTHOR_LABELS:
+            value = meta.get(f"twitter:data{n}", "")
+            if value:
+                return [value]
+    return []
 
 
 def _authors(items: Sequence[Dict[str, Any]], meta: Dict[str, str]) -> List[str]:
@@ -906,11 +994,13 @@ def _authors(items: Sequence[Dict[str, Any]], meta: Dict[str, str]) -> List[str]
             if names:
                 break
     if not names:
-        for key in ("author", "article:author", "dc.creator", "parsely-author", "sailthru.author", "byl"):
+        for key in _AUTHOR_META:
             value = meta.get(key, "")
             if value:
                 names = [value]
                 break
+    if not names:
+        names = _twitter_written_by(meta)
     out: List[str] = []
     for name in names:
         name = _name_of(name)

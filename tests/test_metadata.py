@@ -468,3 +468,61 @@ def test_a_declared_time_one_day_off_the_urls_date_takes_the_urls_day(url, expec
 def test_a_bylines_cue_separators_and_role_are_not_the_name(byline, expected):
     html = f'<html><head><title>Notes</title></head><body><span class="author">{byline}</span><p>x</p></body></html>'
     assert meta_of(html, url="https://blog.example/notes").author == expected
+
+
+def test_an_author_referenced_by_id_in_a_jsonld_graph_is_that_nodes_name():
+    html = ('<html><head><title>Trends</title><meta name="author" content="kffjdoe">'
+            '<script type="application/ld+json">{"@context": "https://schema.org", "@graph": ['
+            '{"@type": "Article", "headline": "Trends", "author": {"@id": "https://k.example/#/person/1"}},'
+            '{"@type": "Person", "@id": "https://k.example/#/person/1", "name": "Nirmita Panchal"}]}</script>'
+            '</head><body><p>x</p></body></html>')
+    assert meta_of(html).author == ["Nirmita Panchal"]
+    # a reference to no node of the page names no one: the <meta> author is next
+    assert meta_of(html.replace('"@id": "https://k.example/#/person/1", ', '')).author == ["kffjdoe"]
+
+
+@pytest.mark.parametrize("tags,expected", [
+    ('<meta name="twitter:label1" content="Written by"><meta name="twitter:data1" content="Chase Bernath">'
+     '<meta name="twitter:label2" content="Est. reading time"><meta name="twitter:data2" content="9 minutes">',
+     ["Chase Bernath"]),
+    ('<meta name="twitter:label1" content="Est. reading time"><meta name="twitter:data1" content="9 minutes">', []),
+    ('<meta property="cXenseParse:author" content="Harry Rabinowitz">', ["Harry Rabinowitz"]),
+])
+def test_a_twitter_cards_written_by_and_cxenses_author_name_the_author(tags, expected):
+    html = f"<html><head><title>Hubs</title>{tags}</head><body><p>x</p></body></html>"
+    assert meta_of(html).author == expected
+
+
+FORUM = ('<html><head><title>ISO size</title></head><body><form><input class="username" name="username"></form>'
+         '<div class="post"><a href="/u/1" class="username">chunix64</a><p>Why did the ISO grow so much?</p></div>'
+         '<div class="post"><span class="author">Jane Roe</span><a href="/u/2" class="username">nl6720</a>'
+         '<p>More firmware.</p></div></body></html>')
+
+
+def test_a_forum_threads_author_is_its_first_poster():
+    page = serialize(FORUM, url="https://bbs.example/viewtopic.php?id=1")
+    declared = read_declared(FORUM, url=page.url, today=TODAY, dates=False)
+    assert declared.posters == ["chunix64", "nl6720"]
+    assert describe(declared, page, page_type="forum").author == ["chunix64"]
+    # elsewhere the poster markup is not read: the byline markup names the author
+    assert describe(declared, page, page_type="article").author == ["Jane Roe"]
+
+
+@pytest.mark.parametrize("label", ["Topic Author", "Thread starter", "Sign In"])
+def test_forum_and_login_labels_in_author_markup_are_not_names(label):
+    html = f'<html><head><title>Q</title></head><body><span class="author">{label}</span><p>x</p></body></html>'
+    assert meta_of(html).author == []
+
+
+def test_a_cue_alone_then_the_name_in_the_next_element_names_the_author():
+    html = ('<html><head><title>Catering trends</title></head><body><h1>Catering trends</h1><div><p>Written by</p>'
+            '<p>Edzel Tabing</p></div><p>Catering is changing fast, and here is what we saw this year.</p>'
+            '</body></html>')
+    page = serialize(html, url="https://blog.example/catering")
+    declared = read_declared(html, url=page.url, today=TODAY, dates=False)
+    assert describe(declared, page, page_type="article").author == ["Edzel Tabing"]
+    # the name must be the whole of the next element's text
+    longer = html.replace("<p>Edzel Tabing</p>", "<p>Edzel Tabing and the team at our kitchen</p>")
+    page = serialize(longer, url="https://blog.example/catering")
+    declared = read_declared(longer, url=page.url, today=TODAY, dates=False)
+    assert describe(declared, page, page_type="article").author == []
