@@ -8,8 +8,9 @@ htmldate (its markup rules; its search of the text on articles and forum threads
 collections. Then the page's own evidence: the headline among the declared one, `og:title`,
 `twitter:title`, the `<title>` without its " | Site name" tail and the first `<h1>` (on pages other than
 articles, the one the others agree with most), else the large heading nearest the main region the model
-kept (`extract`); bylines in the markup, and on articles a "By ..." line in the text, give the author
-where none is declared; the page type comes from pagetype.py's classifier.
+kept (`extract`); on forum threads the first poster in forum software's markup, then bylines in the
+markup, and on articles a "By ..." line in the text, give the author where none is declared; the page type
+comes from pagetype.py's classifier.
 
 Hostile input costs a bounded amount and never raises: the HTML read here is cut at MAX_HTML_CHARS,
 a JSON-LD block longer than MAX_JSONLD_CHARS or a page with more than MAX_ITEMSCOPES microdata items
