@@ -128,7 +128,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--snippets", action="store_true",
                         help="the snippet check instead of a reference: per extractor the share of each page's "
                              "with_snippets kept and of its without_snippets leaked (simple-format records, as "
-                             "in trafilatura-eval-pages/pages.jsonl; --split none)")
+                             "in trafilatura-eval-pages/pages.jsonl; --split none, or holdout: the pages a "
+                             "mix's --model held out)")
     parser.add_argument("--baselines", default="none",
                         help="comma list of svm,tree,nb,knn trained per split, 'all', or 'none'")
     parser.add_argument("--split", choices=("kfold", "swde", "cross-site", "holdout", "none"), default=None,
@@ -651,8 +652,9 @@ def _print_paired(rows: Sequence[dict]) -> None:
 
 def _check_snippet_options(args, text_names: Sequence[str], baseline_names: Sequence[str]) -> None:
     """A UsageError for what the snippet check cannot score: it has no node labels and no reference."""
-    if args.split not in (None, "none"):
-        raise UsageError("--snippets scores every page (--split none): nothing is trained or held out")
+    if args.split not in (None, "none", "holdout"):
+        raise UsageError("--snippets scores every page (--split none) or the test pages a mix's --model held out "
+                         "(--split holdout): nothing is trained")
     unlabelled = [n for n in text_names if n == "oracle"] + list(baseline_names)
     if unlabelled or args.train_model:
         raise UsageError(f"--snippets: {', '.join(unlabelled) or '--train-model'} needs node labels, which snippet "
@@ -697,8 +699,18 @@ def _evaluate(args, extractors, baseline_names, rules_off, out, compared=()) -> 
         layout = {"wcxb": "html/ and ground-truth/", "swde": "pages/<vertical>-<site>-<n>/ and groundtruth/",
                   "simple": "HTML files and labels.jsonl"}.get(args.dataset, "pages")
         raise CommandError(f"no {args.dataset} pages found in {dataset_path(args)} (expected {layout})")
+    if args.snippets and args.split == "holdout":
+        test = make_splits(pages, args)[0][2]
+        if args.model:
+            check_test_pages(_model_dir(args.model), pages, test)
+        return _snippet_check(args, [pages[i] for i in test], extractors, out)
     if args.snippets:
         return _snippet_check(args, pages, extractors, out)
+    from ..data.mix import is_weak
+
+    weak = sorted({p.meta.get("dataset", "") for p in pages if is_weak(p)})
+    if weak:  # their reference would be the few snippet nodes: word-F1 against it says nothing
+        raise UsageError(f"{', '.join(weak)}: weak labels have no reference text; score them with --snippets")
     try:
         splits = make_splits(pages, args)
     except ValueError as exc:  # more folds than domains (or sites) to fill them

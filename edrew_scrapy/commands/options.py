@@ -45,7 +45,8 @@ def report_errors(command: str, run: Callable[[argparse.Namespace], int], args: 
 # what a lone --dataset names (with the PATH argument); a mix names each dataset as [NAME=]KIND:PATH
 DATASET_KINDS = ("wcxb", "swde", "simple")
 DATASET_HELP = ("wcxb, swde or simple with the PATH argument; or, repeated, each dataset of a mix as "
-                "[NAME=]KIND:PATH (KIND wcxb or simple; a simple PATH may be its label file), trained on "
+                "[NAME=]KIND:PATH (KIND wcxb, simple, or snippets: weak labels from a simple label file's "
+                "with_snippets / without_snippets; a simple PATH may be its label file), trained on "
                 "together and reported per dataset (NAME: default the folder's name)")
 
 

@@ -5,8 +5,10 @@ Readers (each `iter_pages(...) -> Iterator[LabelledPage]`, lazy, document order 
 - :mod:`edrew_scrapy.data.wcxb`   WCXB main-content benchmark (Foley 2026, CC-BY-4.0)
 - :mod:`edrew_scrapy.data.swde`   SWDE attribute pages (Hao et al., SIGIR 2011)
 - :mod:`edrew_scrapy.data.simple` a folder of HTML files plus a JSON/JSONL label file (users' own data)
+- :mod:`edrew_scrapy.data.snippets` weak labels from must-keep / must-drop snippets (trafilatura's pages)
 
-`labels[i]` is 1 when `page.nodes[i]` is relevant content, else 0. The raw HTML is not kept in memory;
+`labels[i]` is 1 when `page.nodes[i]` is relevant content, else 0; a page of weak labels also has
+`known[i]`, 0 for a node its labels say nothing about (left out of the head's loss). The raw HTML is not kept in memory;
 :func:`read_source` reads it again from `meta["source"]` for extractors that need HTML.
 
 A file a reader cannot use (unreadable, broken gzip, not JSON, a key of the wrong type) raises
@@ -110,6 +112,9 @@ class LabelledPage:
     dataset's extras: "source" (path of the HTML file) always; WCXB adds "main_content", "with",
     "without", "title"; SWDE adds "values" {attr: [values]} and "node_attrs" (one list of attribute
     names per node, aligned with page.nodes).
+
+    `known` is None for a fully labelled page; a weakly labelled page (data.snippets) has one 0/1 per node,
+    1 where `labels` says something about the node, and `meta["weak"]` true.
     """
 
     page_id: str
@@ -120,6 +125,7 @@ class LabelledPage:
     labels: List[int]
     meta: dict = field(default_factory=dict)
     group: str = ""
+    known: Optional[List[int]] = None
 
     @property
     def relevant_text(self) -> str:

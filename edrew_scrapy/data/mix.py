@@ -1,8 +1,9 @@
 """Several labelled datasets read as one: training and evaluation over a mix, with a split per dataset.
 
 A dataset is named on the command line as ``[NAME=]KIND:PATH`` (:func:`parse_spec`): KIND is ``wcxb`` (a
-WCXB folder) or ``simple`` (a folder holding labels.jsonl / labels.json, or the label file itself, whose
-``file`` entries are relative to its folder or absolute). NAME, by default the folder's name (the label
+WCXB folder), ``simple`` (a folder holding labels.jsonl / labels.json, or the label file itself, whose
+``file`` entries are relative to its folder or absolute) or ``snippets`` (the same, with weak labels from
+must-keep / must-drop snippets: data.snippets). NAME, by default the folder's name (the label
 file's stem when that is not labels.*), tags every page (``meta["dataset"]``) so that results are reported
 per dataset and each dataset is split on its own (:func:`split_per_dataset`).
 
@@ -20,9 +21,9 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from . import DatasetError, LabelledPage, words
 
 __all__ = ["DatasetSpec", "KNOWN_DATASETS", "MIX_KINDS", "parse_spec", "load_dataset", "load_mixed",
-           "split_per_dataset", "dataset_of", "credit_of", "credit_of_folder", "drop_title_line"]
+           "split_per_dataset", "is_weak", "dataset_of", "credit_of", "credit_of_folder", "drop_title_line"]
 
-MIX_KINDS = ("wcxb", "simple")
+MIX_KINDS = ("wcxb", "simple", "snippets")
 
 # credit and licence of the shared main-content sets, by folder name ("trains" False: evaluation only)
 KNOWN_DATASETS: Dict[str, dict] = {
@@ -66,7 +67,7 @@ def parse_spec(text: str) -> DatasetSpec:
     if kind not in MIX_KINDS:
         raise ValueError(f"{text!r}: unknown kind {kind!r} (a mix reads {', '.join(MIX_KINDS)})")
     labels = None
-    if kind == "simple" and path.suffix in (".jsonl", ".json"):
+    if kind in ("simple", "snippets") and path.suffix in (".jsonl", ".json"):
         labels, path = path, path.parent
     default = labels.stem if labels is not None and labels.stem not in ("labels",) else path.name
     return DatasetSpec(name=m["name"] or default or kind, kind=kind, path=path, labels=labels)
@@ -92,36 +93,44 @@ def _spread(items: list, limit: Optional[int]) -> list:
     return [items[(i * len(items)) // limit] for i in range(limit)]
 
 
-def load_dataset(spec: DatasetSpec, limit: Optional[int] = None):
+def load_dataset(spec: DatasetSpec, limit: Optional[int] = None, stats: Optional[dict] = None):
     """The lazy page iterator of one dataset, each page tagged with the dataset's name; `limit`: an evenly
-    spaced sample of its pages, chosen before any page is read."""
+    spaced sample of its pages, chosen before any page is read. `stats`: a snippet set's counts
+    (data.snippets.SnippetStats) go in stats[spec.name]."""
     if spec.kind == "wcxb":
         from . import wcxb
 
         it = wcxb.iter_pages(spec.path, _spread(wcxb.page_ids(spec.path), limit))
     else:
-        from . import simple
+        from . import simple, snippets
 
         labels = spec.labels or simple.default_labels_file(spec.path)
         ids = None
         if limit:
             records = simple.load_labels(labels)
             ids = _spread([r["file"] if r.get("id") in (None, "") else str(r["id"]) for r in records], limit)
-        it = simple.iter_pages(spec.path, labels, ids)
+        if spec.kind == "snippets":
+            counts = snippets.SnippetStats()
+            if stats is not None:
+                stats[spec.name] = counts
+            it = snippets.iter_pages(spec.path, labels, ids, counts)
+        else:
+            it = simple.iter_pages(spec.path, labels, ids)
     for lp in it:
         lp.meta["dataset"] = spec.name
         yield lp
 
 
-def load_mixed(specs: Sequence[DatasetSpec], progress: bool = True, limit: Optional[int] = None
-               ) -> List[LabelledPage]:
-    """Every page of every dataset, in the order given; `limit`: an evenly spaced sample of each."""
+def load_mixed(specs: Sequence[DatasetSpec], progress: bool = True, limit: Optional[int] = None,
+               stats: Optional[dict] = None) -> List[LabelledPage]:
+    """Every page of every dataset, in the order given; `limit`: an evenly spaced sample of each; `stats`:
+    each snippet set's counts by name (load_dataset)."""
     from tqdm import tqdm
 
     check_specs(specs)
     pages: List[LabelledPage] = []
     for spec in specs:
-        some = list(tqdm(load_dataset(spec, limit), desc=f"load {spec.name}", unit="page", disable=not progress,
+        some = list(tqdm(load_dataset(spec, limit, stats), desc=f"load {spec.name}", unit="page", disable=not progress,
                          leave=False))
         if not some:
             raise DatasetError(f"{spec.name}: no pages in {spec.labels or spec.path}")
@@ -157,17 +166,29 @@ def credit_of_folder(folder: Path) -> dict:
             "may_train_a_shipped_model": base["trains"]}
 
 
+def is_weak(lp) -> bool:
+    """True for a page of weak labels (data.snippets): it has no reference text to score word-F1 on."""
+    return bool((getattr(lp, "meta", None) or {}).get("weak"))
+
+
 def split_per_dataset(pages: Sequence, key: Callable, val_fraction: float, test_fraction: float, seed: int
                       ) -> Tuple[List[int], List[int], List[int]]:
     """Page indices (train, val, test). Each dataset's groups (`key`, the registrable domain) are shuffled
     with `seed` and cut on their own, so every dataset gives about `test_fraction` of its pages to test and
     `val_fraction` to validation; then a group that is test (or validation) in any dataset is so in every
-    dataset, since some publishers recur across sets: a domain never sits on two sides."""
+    dataset, since some publishers recur across sets: a domain never sits on two sides.
+
+    A dataset of weak labels (:func:`is_weak`) follows instead of leading: the fully labelled sets are split
+    as if it were not there (adding it moves none of their pages), each of its groups that a labelled set
+    already placed goes to that side, and only its other groups are shuffled and cut to fill its shares."""
     by_set: Dict[str, Dict[str, List[int]]] = {}
+    weak_sets = set()
     for i, p in enumerate(pages):
         by_set.setdefault(dataset_of(p), {}).setdefault(key(p) or f"#{i}", []).append(i)
+        if is_weak(p):
+            weak_sets.add(dataset_of(p))
     test_groups, val_groups = set(), set()
-    for name in sorted(by_set):
+    for name in sorted(set(by_set) - weak_sets):
         groups = by_set[name]
         names = sorted(groups)
         random.Random(f"{seed}:{name}").shuffle(names)
@@ -181,6 +202,22 @@ def split_per_dataset(pages: Sequence, key: Callable, val_fraction: float, test_
                 val_groups.add(g)
                 n_val += len(groups[g])
     val_groups -= test_groups
+    placed = {g for name in set(by_set) - weak_sets for g in by_set[name]}
+    for name in sorted(weak_sets):
+        groups = by_set[name]
+        n = sum(len(v) for v in groups.values())
+        n_test = sum(len(v) for g, v in groups.items() if g in test_groups)
+        n_val = sum(len(v) for g, v in groups.items() if g in val_groups)
+        names = sorted(g for g in groups if g not in placed)
+        random.Random(f"{seed}:{name}").shuffle(names)
+        for g in names:
+            if n_test < test_fraction * n:
+                test_groups.add(g)
+                n_test += len(groups[g])
+            elif n_val < val_fraction * n:
+                val_groups.add(g)
+                n_val += len(groups[g])
+        placed.update(groups)
     train, val, test = [], [], []
     for i, p in enumerate(pages):
         g = key(p) or f"#{i}"

@@ -61,7 +61,7 @@ class Encoded:
 @torch.inference_mode()
 def encode_pages(bilm: ElmoBiLm, pages: Sequence[Page], labels: Sequence[Sequence[int]], batch_size: int = 512,
                  progress: bool = True, skip: Optional[Callable] = None, n_features: int = N_FEATURES,
-                 node_weights: str = "log") -> Encoded:
+                 node_weights: str = "log", known: Optional[Sequence[Optional[Sequence[int]]]] = None) -> Encoded:
     """Frozen biLM vectors of every page's distinct reTPS and words, and one item per page for the head.
 
     `skip`: nodes for which it is true are left out of their page's item (its rows, the node sequence the
@@ -70,6 +70,9 @@ def encode_pages(bilm: ElmoBiLm, pages: Sequence[Page], labels: Sequence[Sequenc
     it keeps and "n" the page's node count, so `predict` returns arrays aligned with page.nodes again.
 
     `node_weights`: each node's weight in the loss (NODE_WEIGHTS).
+
+    `known`: per page, None (every node labelled) or one 0/1 per node (a page of weak labels, data.snippets):
+    a node marked 0 weighs 0 in the loss, so what its label says is never learnt.
     """
     if node_weights not in NODE_WEIGHTS:
         raise ValueError(f"node_weights must be one of {', '.join(NODE_WEIGHTS)}, got {node_weights!r}")
@@ -117,11 +120,15 @@ def encode_pages(bilm: ElmoBiLm, pages: Sequence[Page], labels: Sequence[Sequenc
     word_table = torch.cat(word_vecs) if word_vecs else torch.zeros(0, bilm.options["lstm"]["projection_dim"])
     seq_index = {k: i for i, k in enumerate(keys)}
     encoded_pages = []
-    for page, y, lists, at in zip(pages, labels, page_words, page_rows):
+    masks = known if known is not None else [None] * len(pages)
+    for page, y, lists, at, mask in zip(pages, labels, page_words, page_rows, masks):
         width = max((len(ws) for ws in lists), default=1)
         nodes = [page.nodes[i] for i in at]
         feats = page_features(page, n_features)
         y = list(y)
+        w = _node_weights([count_words(n.content) for n in nodes], node_weights)
+        if mask is not None:
+            w = w * torch.tensor([float(mask[i]) for i in at], dtype=torch.float32)
         encoded_pages.append({
             "seq": torch.tensor([seq_index[n.retps] for n in nodes], dtype=torch.long),
             "words": torch.tensor([[words[w] for w in ws] + [0] * (width - len(ws)) for ws in lists],
@@ -131,7 +138,8 @@ def encode_pages(bilm: ElmoBiLm, pages: Sequence[Page], labels: Sequence[Sequenc
             # over the nodes the head reads, as Scorer.score groups them
             "groups": torch.from_numpy(ancestor_groups([n.path for n in nodes], MAX_TREE_LEVELS)),
             "y": torch.tensor([y[i] for i in at], dtype=torch.float32),
-            "w": _node_weights([count_words(n.content) for n in nodes], node_weights),
+            "w": w,
+            "known": mask is not None,
             "at": torch.tensor(at, dtype=torch.long),
             "n": len(page.nodes),
         })
@@ -214,7 +222,8 @@ def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequ
                validate: Callable[[List[np.ndarray]], float], *, epochs: int, minutes: float, seed: int,
                batch_pages: int = 8, lr: float = 3e-3, progress: bool = True,
                average_epochs: int = 0, lr_schedule: str = "constant") -> Tuple[dict, Dict[str, Curve], dict]:
-    """Adam on weighted BCE; keeps the state with the best validation score. Returns (state, curves, run):
+    """Adam on weighted BCE (a weak page's unlabelled nodes weigh 0); keeps the state with the best validation
+    score. Returns (state, curves, run):
     `run` says how many epochs ran, which one was kept, and whether the minute budget cut training short.
     A model whose kept epoch ran whole is retrained exactly, on any machine, with `--epochs <best>`: the
     shuffles are seeded, and the best of the first `best` epochs is that one.
@@ -236,11 +245,14 @@ def train_head(head: Head, enc: Encoded, train_idx: Sequence[int], val_idx: Sequ
     rng = random.Random(seed)
     device = device_of(head)
     enc = to_device(enc, device)
-    # pages whose every node was skipped (encode_pages) have nothing to learn from
-    order = [i for i in train_idx if len(enc.pages[i]["y"])]
+    # pages whose every node was skipped (encode_pages), or whose weak labels name no node, have nothing to
+    # learn from
+    order = [i for i in train_idx if len(enc.pages[i]["y"])
+             and not (enc.pages[i].get("known") and not bool(enc.pages[i]["w"].any()))]
     if not order:
         raise ValueError("no training page has a node to learn from")
-    ys = torch.cat([enc.pages[i]["y"] for i in order])
+    ys = torch.cat([enc.pages[i]["y"][enc.pages[i]["w"] > 0] if enc.pages[i].get("known") else enc.pages[i]["y"]
+                    for i in order])  # the balance of the labelled nodes only
     pos = float(ys.sum())
     pos_weight = torch.tensor(min(max((len(ys) - pos) / max(pos, 1.0), 1.0), 10.0), device=device)
     optimizer = torch.optim.Adam(head.parameters(), lr=lr)

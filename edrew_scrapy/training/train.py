@@ -29,6 +29,11 @@ from .pretrain import html_files, pretrain_bilm, sequences_from_html, sequences_
 from .support import Curve, log, plot_curves, progress_bar
 from .thresholds import choose_threshold, choose_threshold_within_noise, node_prf, page_word_f1, page_word_f1s
 
+# how a snippet set's weak labels train the head, for the card
+WEAK_RULE = ("a node holding a must-keep snippet positive, one holding a must-drop snippet negative, every other "
+             "node left out of the loss; a page with a snippet found in no node skipped (data.snippets); neither "
+             "validation nor the card's metrics read these pages")
+
 
 def seed_everything(seed: int) -> None:
     random.seed(seed)
@@ -252,10 +257,11 @@ def train(config: TrainConfig) -> dict:
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
 
+    weak_stats: dict = {}
     if config.dataset == "mix":
         from ..data.mix import load_mixed
 
-        labelled = load_mixed(config.datasets, config.progress, config.limit)
+        labelled = load_mixed(config.datasets, config.progress, config.limit, weak_stats)
     else:
         labelled = load_labelled(config.dataset, config.path, config.limit, config.sites, config.attrs,
                                  config.labels_file, config.progress)
@@ -302,7 +308,16 @@ def train(config: TrainConfig) -> dict:
     if not val_idx:
         val_idx = train_idx[-1:]
     lm_idx = train_idx  # the biLM learns from markup alone: an unannotated page still serves it
-    unreferenced = [i for i in train_idx + val_idx if not words(references[i])]
+    # pages of weak labels (data.snippets) train the head but have no reference text: they neither choose
+    # the epoch and threshold nor count in the card's metrics; their test pages are still held out
+    weak = {i for i, lp in enumerate(labelled) if lp.known is not None}
+    split_val_idx = val_idx  # as split, for the card's counts
+    val_idx = [i for i in val_idx if i not in weak] or [i for i in train_idx if i not in weak][-1:]
+    scored_test_idx = [i for i in test_idx if i not in weak]
+    for name, counts in weak_stats.items():
+        log(f"{name}: weak labels on {counts.labelled_pages} of {counts.pages} pages; {counts.skipped_unmatched} "
+            f"skipped (a snippet matched no node), {counts.without_snippets} without snippets")
+    unreferenced = [i for i in train_idx + val_idx if not words(references[i]) and i not in weak]
     if config.skip_empty_references and unreferenced:
         dropped = set(unreferenced)
         train_idx = [i for i in train_idx if i not in dropped]
@@ -361,7 +376,8 @@ def train(config: TrainConfig) -> dict:
     t0 = time.monotonic()
     # the frozen encodings every head trains on
     enc = to_device(encode_pages(bilm, pages, labels, progress=config.progress, skip=skip,
-                                 n_features=config.n_features, node_weights=config.node_weights), device)
+                                 n_features=config.n_features, node_weights=config.node_weights,
+                                 known=[lp.known for lp in labelled]), device)
     encode_seconds = time.monotonic() - t0
     log(f"encoded {len(enc.sequence_index)} distinct reTPS and {len(enc.word_index)} words in {encode_seconds:.0f} s")
 
@@ -376,14 +392,14 @@ def train(config: TrainConfig) -> dict:
     val_score = scorer_for(val_idx)
     summary = {"variants": {}, "pretrain": pre_info, "load_seconds": round(load_seconds, 1),
                "encode_seconds": round(encode_seconds, 1), "metric": metric,
-               "split": {"train": len(train_idx), "val": len(val_idx), "test": len(test_idx)}}
+               "split": {"train": len(train_idx), "val": len(split_val_idx), "test": len(test_idx)}}
     if config.dataset == "mix":
         from ..data.mix import credit_of, dataset_of
 
         sets = [credit_of(spec) for spec in config.datasets]
         for entry in sets:
             entry.update({side: sum(dataset_of(labelled[i]) == entry["name"] for i in idx)
-                          for side, idx in (("train", train_idx), ("val", val_idx), ("test", test_idx))})
+                          for side, idx in (("train", train_idx), ("val", split_val_idx), ("test", test_idx))})
         credit = {"name": " + ".join(e["dataset"] for e in sets), "credit": "; ".join(e["credit"] for e in sets),
                   "licence": ", ".join(dict.fromkeys(e["licence"] for e in sets))}
         names = [dataset_of(lp) for lp in labelled]
@@ -408,9 +424,9 @@ def train(config: TrainConfig) -> dict:
             val_probs = predict(head, enc, val_idx)
             threshold = final_threshold(metric, val_probs, val_idx, pages, references, None, val_score)
             metrics = {"validation": _metrics(val_probs, val_idx, pages, labels, references, threshold, None)}
-            if test_idx:
-                metrics["test"] = _metrics(predict(head, enc, test_idx), test_idx, pages, labels, references,
-                                           threshold, None)
+            if scored_test_idx:
+                metrics["test"] = _metrics(predict(head, enc, scored_test_idx), scored_test_idx, pages, labels,
+                                           references, threshold, None)
         else:  # chosen below, once the files exist, on the scores extract() computes from them
             threshold, metrics = 0.5, {}
         head_seconds = time.monotonic() - t0
@@ -425,6 +441,8 @@ def train(config: TrainConfig) -> dict:
                 "relevant_nodes": int(sum(sum(y) for y in labels)), "split": summary["split"],
                 "split_rule": split_rule, **({"held_out": config.held_out} if config.held_out else {}),
                 **({"datasets": sets, "test_pages": held} if sets else {}),
+                **({"weak_labels": {name: dict(c.as_dict(), rule=WEAK_RULE) for name, c in weak_stats.items()}}
+                   if weak_stats else {}),
                 "seed": config.seed, **({"split_seed": split_seed} if split_seed != config.seed else {}),
                 "threads": config.threads, "device": device.type, "pretrain": pre_info,
                 "threshold_rule": ("the grid value nearest 0.5 within one standard error of the best validation "
@@ -445,7 +463,7 @@ def train(config: TrainConfig) -> dict:
             # A main-content model is used through extract.score_pages, which leaves the nodes its rules
             # settle unscored, so the head reads each page without them and the other scores differ from
             # predict()'s: the threshold and the metrics are taken on exactly that, from the files just written.
-            threshold, metrics = _choose_on_shipped_path(target, pages, labels, references, val_idx, test_idx,
+            threshold, metrics = _choose_on_shipped_path(target, pages, labels, references, val_idx, scored_test_idx,
                                                          region_share, metric, val_score, names)
             head_seconds = time.monotonic() - t0
             card.update(threshold=threshold, metrics=metrics)
