@@ -311,7 +311,7 @@ def train(config: TrainConfig) -> dict:
     # pages of weak labels (data.snippets) train the head but have no reference text: they neither choose
     # the epoch and threshold nor count in the card's metrics; their test pages are still held out
     weak = {i for i, lp in enumerate(labelled) if lp.known is not None}
-    split_val_idx = val_idx  # as split, for the card's counts
+    weak_val_idx = [i for i in val_idx if i in weak]  # held aside, for the card's counts
     val_idx = [i for i in val_idx if i not in weak] or [i for i in train_idx if i not in weak][-1:]
     scored_test_idx = [i for i in test_idx if i not in weak]
     for name, counts in weak_stats.items():
@@ -392,14 +392,14 @@ def train(config: TrainConfig) -> dict:
     val_score = scorer_for(val_idx)
     summary = {"variants": {}, "pretrain": pre_info, "load_seconds": round(load_seconds, 1),
                "encode_seconds": round(encode_seconds, 1), "metric": metric,
-               "split": {"train": len(train_idx), "val": len(split_val_idx), "test": len(test_idx)}}
+               "split": {"train": len(train_idx), "val": len(val_idx) + len(weak_val_idx), "test": len(test_idx)}}
     if config.dataset == "mix":
         from ..data.mix import credit_of, dataset_of
 
         sets = [credit_of(spec) for spec in config.datasets]
         for entry in sets:
             entry.update({side: sum(dataset_of(labelled[i]) == entry["name"] for i in idx)
-                          for side, idx in (("train", train_idx), ("val", split_val_idx), ("test", test_idx))})
+                          for side, idx in (("train", train_idx), ("val", val_idx + weak_val_idx), ("test", test_idx))})
         credit = {"name": " + ".join(e["dataset"] for e in sets), "credit": "; ".join(e["credit"] for e in sets),
                   "licence": ", ".join(dict.fromkeys(e["licence"] for e in sets))}
         names = [dataset_of(lp) for lp in labelled]
