@@ -38,8 +38,12 @@ def test_translated_pages_prints_a_row_per_language(capsys):
     rows = capsys.readouterr().out.splitlines()
     langs = [r.split()[1] for r in rows[1:]]
     assert sorted(langs) == ["ar", "de", "en", "ja", "ko", "pt", "ru", "th", "zh"]
-    # every version keeps as many of the English page's nodes as it keeps, and misses none
-    assert all(r.split()[2] == r.split()[3] and r.split()[4] == "0" for r in rows[1:])
+    # every version keeps all of the English page's nodes and misses none; one extra node at most, the
+    # standfirst, which the standfirst rule keeps where a translation gives it STANDFIRST_WORDS (tests/test_words.py)
+    english = next(r.split() for r in rows[1:] if r.split()[1] == "en")
+    for r in rows[1:]:
+        kept, as_en, missing = (int(v) for v in r.split()[2:5])
+        assert as_en == int(english[2]) and missing == 0 and kept - as_en <= 1, r
 
 
 def test_compare_curves_reads_epoch_lines_and_plots_each_fold(tmp_path, capsys):
