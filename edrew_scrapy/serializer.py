@@ -51,6 +51,22 @@ from .tokens import (
     fibonacci_bucket,
 )
 
+# Characters a reader never sees that pages put inside words and between them: the soft hyphen (`&shy;`, a
+# line-break hint that German and Dutch sites set in long words), zero-width space, word joiner, the
+# invisible math operators, zero-width no-break space (a BOM). In a node's text they cut "Ver&shy;waltung"
+# into two words for everything that reads words, and users got them in their text. The zero-width
+# (non-)joiner and the direction marks stay: they change the glyphs or order a reader sees (emoji
+# sequences, Persian and Indic letters, right-to-left text).
+_INVISIBLE = re.compile("[\u00ad\u200b\u2060-\u2064\ufeff]")
+
+
+def _visible_text(text: str) -> str:
+    """`text` with white space runs made one space, trimmed, and the invisible characters above left out."""
+    if _INVISIBLE.search(text) is not None:
+        text = _INVISIBLE.sub("", text)
+    return " ".join(text.split())
+
+
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.I)
 _XML_NAME = re.compile(r"[A-Za-z_][\w.-]*\Z")
 # Attributes whose values are URLs or code: words in them ("wp-content") say nothing about the element.
@@ -156,7 +172,7 @@ _CTX_ATTRS = frozenset({"hidden", "style", "role", "aria-modal"})
 def _tag_ctx(name: str, ctx: _Ctx) -> _Ctx:
     """The context of a `name` element under `ctx`, before its attributes are read."""
     in_main = ctx.in_main or name == "article" or name == "main"
-    boilerplate = ctx.boilerplate or _BOILERPLATE_TAGS.get(name, "")
+    boilerplate = ctx.boilerplate or _BOILERPLATE_TAGS.get(name, "") or ("nav" if _is_nav_element(name) else "")
     if boilerplate == "footer" and in_main:
         boilerplate = ""  # an article's own footer (author, date, tags) can be its content
     return _Ctx(ctx.hidden, boilerplate, in_main, ctx.in_head or name == "head", ctx.in_link or name == "a")
@@ -501,7 +517,7 @@ class _Builder:
                     if tag not in repeating:
                         count_tags += 1
                 c = ctx
-                if tag in _CTX_TAGS:
+                if tag in _CTX_TAGS or ("-" in tag and _is_nav_element(tag)):
                     c = _tag_ctx(tag, c)
                 if attrs and not _CTX_ATTRS.isdisjoint(attrs):
                     c = _attrs_ctx(attrs, c)
@@ -539,7 +555,7 @@ class _Builder:
                     text_left -= len(title)
                     if text_left < 0:
                         raise _TooLarge("too-much-text")
-                    self.title = " ".join(title.split())
+                    self.title = _visible_text(title)
                 count_tags += 1
             elif tag in skip_tags:  # transparent (noscript), or void (link, meta, base, input, area)
                 if tag == "base":
@@ -609,7 +625,7 @@ class _Builder:
             self._count_text(value)
             parts.append(value)
         if not self.title:
-            self.title = " ".join(_html.unescape("".join(parts)).split())
+            self.title = _visible_text(_html.unescape("".join(parts)))
         self.count_tags += 1  # <title> is a regular tag for countTags, but its text is Page.title
 
     def _void(self, name: str, raw_attrs: str, stack: list) -> None:
@@ -674,7 +690,7 @@ class _Builder:
         if not wrapper and name not in cfg.repeating_tags:
             self.count_tags += 1
         ctx = self.ctxs[parent]
-        if name in _CTX_TAGS:
+        if name in _CTX_TAGS or ("-" in name and _is_nav_element(name)):
             ctx = _tag_ctx(name, ctx)
         if raw_attrs:
             ctx = _raw_attrs_ctx(raw_attrs, ctx)
@@ -737,6 +753,13 @@ def _special_tags(cfg: SerializerConfig) -> frozenset:
 # Containers whose text is never the page's main content (HTML semantics); `footer` only outside an
 # <article>/<main>. See docs/method-choices.md for the measurements behind each.
 _BOILERPLATE_TAGS = {"dialog": "dialog", "nav": "nav", "footer": "footer", "aside": "aside"}
+# Custom elements (a name with a hyphen, as web components have) whose last word names a menu or
+# navigation: `<pp-navigation>`, `<site-nav>`, `<mega-menu>` are what a <nav> is, in the page's own words.
+_NAV_ELEMENT = re.compile(r"[a-z][a-z0-9-]*-(?:nav|navigation|navbar|menu|menubar)\Z")
+
+
+def _is_nav_element(name: str) -> bool:
+    return _NAV_ELEMENT.match(name) is not None
 
 
 # The ARIA landmark roles of the same containers, for pages that mark them on a <div>: on WCXB dev as
@@ -875,7 +898,7 @@ class _NodeBuilder:
                 raw = "".join(parts)
             if not raw or raw.isspace():
                 continue
-            content = " ".join((_html.unescape(raw) if "&" in raw and not decoded else raw).split())
+            content = _visible_text(_html.unescape(raw) if "&" in raw and not decoded else raw)
             if not content:
                 continue
             chain = self._chain(i)
@@ -899,7 +922,7 @@ class _NodeBuilder:
                 len(content) if ctx.in_link else min(lc, len(content)), position,
             ))
         text_root = "".join(s for s in segs_of[0] if type(s) is str)
-        text_root = " ".join((text_root if decoded else _unescape(text_root)).split())
+        text_root = _visible_text(text_root if decoded else _unescape(text_root))
         if text_root:  # text outside any element (a plain-text "page")
             nodes.insert(0, Node(index=0, tag="#document", content=text_root, retps=CNT,
                                  bucket=fib[0], parent=-1, path="/"))

@@ -1,6 +1,7 @@
 """One test per rule of the EDREW Extractor (docs/method-choices.md names the rule each test pins)."""
 import pytest
 
+from edrew_scrapy import serializer
 from edrew_scrapy.serializer import serialize
 from edrew_scrapy.tokens import SEP, SerializerConfig, fibonacci_bucket
 
@@ -18,6 +19,26 @@ def node(html, text, **kw):
 
 def toks(n):
     return n.retps.split(SEP)
+
+
+# --- text ----------------------------------------------------------------------------------
+
+# an emoji sequence (woman + zero-width joiner + laptop) and a Persian word with a zero-width non-joiner
+JOINED = "Emoji \U0001f469\u200d\U0001f4bb and \u0645\u06cc\u200c\u062e\u0648\u0627\u0645"
+
+
+@pytest.mark.parametrize("tokenizer", [False, True])
+def test_characters_a_reader_never_sees_are_not_in_the_text(tokenizer, monkeypatch):
+    monkeypatch.setattr(serializer, "_too_deep_for_lexbor", lambda text: tokenizer)
+    page = serialize("<html><head><title>Ver&shy;waltung\ufeff</title></head><body>"
+                     "<p>Die Ver&shy;wal\u00adtung\u200b der Stadt&#x2060;verwaltung &#8203; tagt.</p>"
+                     f"<p>&shy;\u200b</p><p>{JOINED}</p></body></html>")
+    # soft hyphens, zero-width spaces, word joiners and BOMs go; a text of nothing else is no node;
+    # zero-width joiners and non-joiners stay (they change the glyphs a reader sees)
+    assert page.title == "Verwaltung"
+    assert [n.content for n in page.nodes] == [
+        "Die Verwaltung der Stadtverwaltung tagt.",
+        JOINED]
 
 
 # --- skipping -------------------------------------------------------------------------------
@@ -288,6 +309,20 @@ def test_aside_is_boilerplate_inside_an_article_too():
                      "<aside class='sidebar'><h2>Most read</h2><div><a href='/a'>Other story</a></div></aside></body>")
     kinds = {n.content: n.boilerplate for n in page.nodes}
     assert kinds == {"Story.": "", "Pull quote": "aside", "Most read": "aside", "Other story": "aside"}
+
+
+@pytest.mark.parametrize("tokenizer", [False, True])
+def test_custom_elements_named_for_navigation_are_nav_boilerplate(tokenizer, monkeypatch):
+    # our own tokenizer reads pages too deep for lexbor: both paths name the same elements
+    monkeypatch.setattr(serializer, "_too_deep_for_lexbor", lambda text: tokenizer)
+    page = serialize("<body><pp-navigation><ul><li><a href='/a'>Arbeit</a></li></ul></pp-navigation>"
+                     "<site-nav><a href='/b'>Soziales</a></site-nav><x-mega-menu><p>Themen</p></x-mega-menu>"
+                     "<main><article-body><p>Story.</p></article-body><menu-item><p>Item</p></menu-item>"
+                     "<navigation-tips><p>Tips</p></navigation-tips><p-nav-x><p>Other</p></p-nav-x></main></body>")
+    kinds = {n.content: n.boilerplate for n in page.nodes}
+    # the name's last word says navigation or menu; a word elsewhere in it does not
+    assert kinds == {"Arbeit": "nav", "Soziales": "nav", "Themen": "nav", "Story.": "", "Item": "", "Tips": "",
+                     "Other": ""}
 
 
 def test_aria_landmark_roles_are_the_same_boilerplate_as_their_tags():
