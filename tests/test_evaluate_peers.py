@@ -46,8 +46,18 @@ def _snippet_set(tmp_path: Path) -> Path:
 def test_snippets_are_found_word_for_word_across_lines_and_punctuation():
     text = "The keeper, who has\ntended the lamps\u2014for thirty years.\nAll rights reserved"
     assert count_snippets(text, ["the keeper who has tended", "lamps for thirty", "All rights reserved."]) == 3
-    assert count_snippets(text, ["keeper who tended", "rights reserve", "thirty years ago"]) == 0
+    assert count_snippets(text, ["keeper who tended", "rights reserves", "thirty years ago"]) == 0
     assert count_snippets("", ["anything"]) == 0
+
+
+def test_a_snippet_may_begin_and_end_inside_a_word_as_in_trafilaturas_substring_test():
+    text = "Angaben gemäß § 5 TMG. Die Verwaltung der Stadt. 1975年1月28日出生于新加坡"
+    # cut from the page's text inside a word: its first and last words may be a word's end and start
+    assert count_snippets(text, ["ngaben gemäß", "Die Verwal", "die verwaltung der st", "1月28日出生"]) == 4
+    # where the snippet's own text begins or ends a word (a space, punctuation), that word is whole
+    assert count_snippets(text, [" ngaben gemäß", "Die Verwal.", "(ie Verwaltung", "gemäß § 5 TM "]) == 0
+    # words inside the snippet are always whole
+    assert count_snippets(text, ["Angaben gem § 5", "Die Verwalt der Stadt"]) == 0
 
 
 def test_summary_counts_kept_and_leaked_over_all_snippets():

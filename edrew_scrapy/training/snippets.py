@@ -4,14 +4,18 @@ and snippets it must drop (trafilatura's evaluation, `with` / `without`; the tra
 A snippet counts as present in an extraction when its words (`\\w+`, lower-cased, as word-F1 reads text)
 occur there in a row: extractors join their blocks with spaces or line breaks and keep or drop punctuation
 differently, and trafilatura's own check (a plain substring test on its output) would count those
-differences. Per extractor: the share of must-keep snippets kept and of must-drop snippets leaked
-(micro-averaged over all snippets of a group), and trafilatura's precision, recall and F1 over snippets
-(kept = true positive, must-keep missed = false negative, leaked = false positive).
+differences. As in that substring test, a snippet that starts (ends) with a word character may start (end)
+inside a word of the text: the snippets were cut from the page's text, some inside a word ("ngaben gemäß"
+for "Angaben gemäß"), and a run of Chinese or Japanese characters is one `\\w+` word. Per extractor: the
+share of must-keep snippets kept and of must-drop snippets leaked (micro-averaged over all snippets of a
+group), and trafilatura's precision, recall and F1 over snippets (kept = true positive, must-keep missed =
+false negative, leaked = false positive).
 """
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections import defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,6 +27,8 @@ from .peers import failure_counts, run_extractor
 
 __all__ = ["SnippetResult", "snippets_of", "count_snippets", "evaluate_snippets", "summarize_snippets",
            "format_snippet_table", "write_snippet_report"]
+
+_WORD_CHAR = re.compile(r"\w")
 
 
 @dataclass
@@ -55,10 +61,17 @@ def _padded(text: str) -> str:
     return " " + " ".join(words(text)) + " "
 
 
+def _needle(snippet: str) -> str:
+    """The snippet's words, with a space on each side where the snippet's own text begins or ends a word."""
+    left = "" if _WORD_CHAR.match(snippet) else " "
+    right = "" if _WORD_CHAR.match(snippet[-1:]) else " "
+    return left + " ".join(words(snippet)) + right
+
+
 def count_snippets(text: str, snippets: Sequence[str]) -> int:
     """How many of `snippets` occur in `text`, word for word (see the module's docstring)."""
     padded = _padded(text)
-    return sum(_padded(s) in padded for s in snippets)
+    return sum(_needle(s) in padded for s in snippets)
 
 
 def evaluate_snippets(pages: Sequence[LabelledPage], extractors: Dict, progress: bool = True,
