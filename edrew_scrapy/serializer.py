@@ -57,13 +57,13 @@ from .tokens import (
 # into two words for everything that reads words, and users got them in their text. The zero-width
 # (non-)joiner and the direction marks stay: they change the glyphs or order a reader sees (emoji
 # sequences, Persian and Indic letters, right-to-left text).
-_INVISIBLE = re.compile("[\u00ad\u200b\u2060-\u2064\ufeff]")
+INVISIBLE = re.compile("[\u00ad\u200b\u2060-\u2064\ufeff]")
 
 
 def _visible_text(text: str) -> str:
     """`text` with white space runs made one space, trimmed, and the invisible characters above left out."""
-    if _INVISIBLE.search(text) is not None:
-        text = _INVISIBLE.sub("", text)
+    if INVISIBLE.search(text) is not None:
+        text = INVISIBLE.sub("", text)
     return " ".join(text.split())
 
 

@@ -6,8 +6,8 @@ join, `_is_nav_element` never true), with only the invisible characters left out
 menus taken for navigation. Only pages whose nodes differ from main's are scored again (models/default); the
 others have main's scores, so every difference is paired on the same pages. trafilatura-eval-pages' snippets
 are counted with main's matching (whole words at both ends) and with this branch's (a snippet's cut first or
-last word, as trafilatura's substring test allows), over the cached scores of `snippet_leaks.py cache` run on
-main (--main-cache).
+last word, as trafilatura's substring test allows; invisible characters left out of both texts), over the
+cached scores of `snippet_leaks.py cache` run on main (--main-cache).
 
     python experiments/invisible_chars.py --main-cache output/leaks-main --shared ../shared/datasets \
         --mozilla-labels output/mix/mozilla-readability.jsonl
@@ -58,11 +58,14 @@ def _score(scorer, pages):
 
 
 def old_count(text, snippets):
-    """main's matching: the snippet's words with whole words at both ends."""
-    from edrew_scrapy.training.snippets import _padded
+    """main's matching: the snippet's words with whole words at both ends, invisible characters as they are."""
+    from edrew_scrapy.data import words
 
-    padded = _padded(text)
-    return sum(_padded(s) in padded for s in snippets)
+    def padded(t):
+        return " " + " ".join(words(t)) + " "
+
+    whole = padded(text)
+    return sum(padded(s) in whole for s in snippets)
 
 
 def trafilatura_snippets(pages) -> None:

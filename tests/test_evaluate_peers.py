@@ -56,6 +56,10 @@ def test_a_snippet_may_begin_and_end_inside_a_word_as_in_trafilaturas_substring_
     assert count_snippets(text, ["ngaben gemäß", "Die Verwal", "die verwaltung der st", "1月28日出生"]) == 4
     # where the snippet's own text begins or ends a word (a space, punctuation), that word is whole
     assert count_snippets(text, [" ngaben gemäß", "Die Verwal.", "(ie Verwaltung", "gemäß § 5 TM "]) == 0
+    # soft hyphens and zero-width spaces, in the snippet or in the text, split no word
+    hyphenated = "Die Ver\u00adwal\u00adtung der Stadt\u200b."
+    assert count_snippets(hyphenated, ["die Verwaltung", "Ver\u00adwal\u00adtung der", "der Stadt."]) == 3
+    assert count_snippets(text, ["Die Ver\u00adwaltung der"]) == 1
     # words inside the snippet are always whole
     assert count_snippets(text, ["Angaben gem § 5", "Die Verwalt der Stadt"]) == 0
 

@@ -4,7 +4,7 @@ import html as html_lib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from edrew_scrapy.serializer import _INVISIBLE, serialize
+from edrew_scrapy.serializer import INVISIBLE, serialize
 
 TAGS = ["div", "p", "span", "a", "b", "li", "ul", "script", "style", "br", "img", "td", "tr", "table",
         "x-custom", "title", "textarea", "h1", "noscript", "template"]
@@ -25,7 +25,7 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 
 def _normal(text: str) -> str:
     # the text as a reader sees it: the serializer leaves out soft hyphens, zero-width spaces and the like
-    return " ".join(_INVISIBLE.sub("", html_lib.unescape(text.replace("\x00", ""))).split())
+    return " ".join(INVISIBLE.sub("", html_lib.unescape(text.replace("\x00", ""))).split())
 
 
 @SETTINGS

@@ -1,15 +1,16 @@
 """The snippet check: pages without a main-content reference, each with snippets a good extraction must keep
 and snippets it must drop (trafilatura's evaluation, `with` / `without`; the trafilatura-eval-pages set).
 
-A snippet counts as present in an extraction when its words (`\\w+`, lower-cased, as word-F1 reads text)
-occur there in a row: extractors join their blocks with spaces or line breaks and keep or drop punctuation
-differently, and trafilatura's own check (a plain substring test on its output) would count those
-differences. As in that substring test, a snippet that starts (ends) with a word character may start (end)
-inside a word of the text: the snippets were cut from the page's text, some inside a word ("ngaben gemäß"
-for "Angaben gemäß"), and a run of Chinese or Japanese characters is one `\\w+` word. Per extractor: the
-share of must-keep snippets kept and of must-drop snippets leaked (micro-averaged over all snippets of a
-group), and trafilatura's precision, recall and F1 over snippets (kept = true positive, must-keep missed =
-false negative, leaked = false positive).
+A snippet counts as present in an extraction when its words (`\\w+`, lower-cased, as word-F1 reads text) occur
+there in a row: extractors join their blocks with spaces or line breaks and keep or drop punctuation
+differently, and trafilatura's own check (a plain substring test on its output) would count those differences.
+As in that substring test, a snippet that starts (ends) with a word character may start (end) inside a word of
+the text: the snippets were cut from the page's text, some inside a word ("ngaben gemäß" for "Angaben gemäß"),
+and a run of Chinese or Japanese characters is one `\\w+` word. Both texts are read as a reader sees them,
+without the serializer's invisible characters (soft hyphens are in some snippets, as in some extractors'
+texts). Per extractor: the share of must-keep snippets kept and of must-drop snippets leaked (micro-averaged
+over all snippets of a group), and trafilatura's precision, recall and F1 over snippets (kept = true positive,
+must-keep missed = false negative, leaked = false positive).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..data import LabelledPage, words
+from ..serializer import INVISIBLE
 from .evaluate import group_table, write_csv
 from .peers import failure_counts, run_extractor
 
@@ -58,11 +60,12 @@ def snippets_of(lp: LabelledPage) -> Tuple[List[str], List[str]]:
 
 
 def _padded(text: str) -> str:
-    return " " + " ".join(words(text)) + " "
+    return " " + " ".join(words(INVISIBLE.sub("", text))) + " "
 
 
 def _needle(snippet: str) -> str:
     """The snippet's words, with a space on each side where the snippet's own text begins or ends a word."""
+    snippet = INVISIBLE.sub("", snippet)
     left = "" if _WORD_CHAR.match(snippet) else " "
     right = "" if _WORD_CHAR.match(snippet[-1:]) else " "
     return left + " ".join(words(snippet)) + right
