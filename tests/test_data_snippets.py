@@ -58,6 +58,14 @@ def test_a_node_holding_a_snippet_is_labelled_and_every_other_node_unlabelled():
     assert (unmatched, conflicts) == (1, 1)  # a snippet without a word is no snippet
 
 
+def test_a_snippet_with_soft_hyphens_finds_the_node_the_serializer_wrote_without_them():
+    from edrew_scrapy.serializer import serialize
+
+    texts = [n.content for n in serialize("<body><p>Home</p><p>Der Klima&shy;wandel trifft alle.</p></body>").nodes]
+    labels, known, unmatched, _ = snippets.snippet_labels(texts, keep=["Kli\u00adma\u00adwandel trifft"], drop=[])
+    assert (labels, known, unmatched) == ([0, 1], [0, 1], 0)
+
+
 def test_reader_labels_snippet_nodes_and_skips_pages_whose_snippet_matches_no_node(tmp_path):
     records = [_record(0), _record(1, with_snippets=["voted on Tuesday to keep", "a sentence on no page"]),
                _record(2, with_snippets=[], without_snippets=[])]

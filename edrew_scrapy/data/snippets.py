@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
+from ..serializer import INVISIBLE
 from . import LabelledPage, domain_of, expect_strings, read_source, words
 from .simple import default_labels_file, load_labels
 
@@ -47,7 +48,8 @@ class SnippetStats:
 
 
 def _padded(text: str) -> str:
-    return " " + " ".join(words(text)) + " "
+    # as the serializer leaves invisible characters out of node texts; some snippets carry soft hyphens
+    return " " + " ".join(words(INVISIBLE.sub("", text))) + " "
 
 
 def snippet_labels(texts: Sequence[str], keep: Sequence[str], drop: Sequence[str]
