@@ -171,6 +171,19 @@ def is_weak(lp) -> bool:
     return bool((getattr(lp, "meta", None) or {}).get("weak"))
 
 
+def _take_groups(names: Sequence[str], groups: Dict[str, List[int]], n: int, test_fraction: float,
+                 val_fraction: float, test_groups: set, val_groups: set, n_test: int = 0, n_val: int = 0) -> None:
+    """Give test, then validation, whole groups in `names`' order until each holds its share of `n` pages
+    (`n_test`, `n_val`: pages they already hold)."""
+    for g in names:
+        if n_test < test_fraction * n:
+            test_groups.add(g)
+            n_test += len(groups[g])
+        elif n_val < val_fraction * n:
+            val_groups.add(g)
+            n_val += len(groups[g])
+
+
 def split_per_dataset(pages: Sequence, key: Callable, val_fraction: float, test_fraction: float, seed: int
                       ) -> Tuple[List[int], List[int], List[int]]:
     """Page indices (train, val, test). Each dataset's groups (`key`, the registrable domain) are shuffled
@@ -193,14 +206,7 @@ def split_per_dataset(pages: Sequence, key: Callable, val_fraction: float, test_
         names = sorted(groups)
         random.Random(f"{seed}:{name}").shuffle(names)
         n = sum(len(v) for v in groups.values())
-        n_test = n_val = 0
-        for g in names:
-            if n_test < test_fraction * n:
-                test_groups.add(g)
-                n_test += len(groups[g])
-            elif n_val < val_fraction * n:
-                val_groups.add(g)
-                n_val += len(groups[g])
+        _take_groups(names, groups, n, test_fraction, val_fraction, test_groups, val_groups)
     val_groups -= test_groups
     placed = {g for name in set(by_set) - weak_sets for g in by_set[name]}
     for name in sorted(weak_sets):
@@ -210,13 +216,7 @@ def split_per_dataset(pages: Sequence, key: Callable, val_fraction: float, test_
         n_val = sum(len(v) for g, v in groups.items() if g in val_groups)
         names = sorted(g for g in groups if g not in placed)
         random.Random(f"{seed}:{name}").shuffle(names)
-        for g in names:
-            if n_test < test_fraction * n:
-                test_groups.add(g)
-                n_test += len(groups[g])
-            elif n_val < val_fraction * n:
-                val_groups.add(g)
-                n_val += len(groups[g])
+        _take_groups(names, groups, n, test_fraction, val_fraction, test_groups, val_groups, n_test, n_val)
         placed.update(groups)
     train, val, test = [], [], []
     for i, p in enumerate(pages):
