@@ -10,7 +10,7 @@ import shutil
 import pytest
 from conftest import cli
 
-from edrew_scrapy.model.scorer import model_directory
+from edrew_scrapy.model.files import model_directory
 
 STORY = ["The council voted on Tuesday to rebuild the old bridge over the river by next spring.",
          "Work starts in March and the road stays open to buses and bicycles during the works.",

@@ -109,7 +109,7 @@ def test_cli_text_format(model_dir, tmp_path, capsys):
 
 
 def test_default_names_the_shipped_model_wherever_a_model_is_read():
-    from edrew_scrapy.model.scorer import DEFAULT_MODEL_DIR, model_directory
+    from edrew_scrapy.model.files import DEFAULT_MODEL_DIR, model_directory
 
     assert model_directory(None) == model_directory("default") == DEFAULT_MODEL_DIR
     assert model_directory("./default") == Path("default")  # a folder of that name, written as a path
@@ -125,7 +125,7 @@ def _shipped_copy(models: Path) -> Path:
 def test_shipped_models_are_found_in_a_clone_a_prefix_or_the_user_base(tmp_path, monkeypatch):
     import sys
 
-    from edrew_scrapy.model.scorer import _shipped_models_dir
+    from edrew_scrapy.model.files import _shipped_models_dir
 
     monkeypatch.setattr(sys, "prefix", str(tmp_path / "venv"))
     monkeypatch.setattr("site.getuserbase", lambda: str(tmp_path / "user"))

@@ -335,9 +335,7 @@ def test_the_shipped_default_names_every_training_set_and_trained_on_none_it_may
     """models/default's card: each set its head learnt from with licence and credit, none that may not train
     a shipped model (dragnet, AGPL-3.0: evaluation only), and a command that runs from the repository."""
     from edrew_scrapy.data.mix import KNOWN_DATASETS
-    from edrew_scrapy.model.scorer import DEFAULT_MODEL_DIR
-
-    card = files.read_card(DEFAULT_MODEL_DIR)
+    card = files.read_card(files.DEFAULT_MODEL_DIR)
     sets = card["training"]["datasets"]
     assert {s["name"] for s in sets} == {"wcxb-dev", "fundus-news", "mozilla-readability"}
     for s in sets:

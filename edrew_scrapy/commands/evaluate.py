@@ -489,7 +489,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _model_dir(name):
-    from ..model.scorer import model_directory
+    from ..model.files import model_directory
 
     return model_directory(name)
 

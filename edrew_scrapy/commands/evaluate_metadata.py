@@ -71,7 +71,7 @@ def run_metadata(args: argparse.Namespace) -> int:
 
 
 def _shipped_classifier(model):
-    from ..model.scorer import model_directory
+    from ..model.files import model_directory
     from ..pagetype import PageTypeError, default_classifier
 
     try:

@@ -134,7 +134,7 @@ def device_problem(name: str):
 def _model_dir(name):
     if not name:
         return None
-    from ..model.scorer import model_directory
+    from ..model.files import model_directory
 
     return model_directory(name)
 

@@ -32,14 +32,7 @@ from .features import (
     retps_tokens,
     text_words,
 )
-from .files import (  # noqa: F401 - where the shipped model is: here too, as before
-    DEFAULT_MODEL_DIR,
-    DEFAULT_MODEL_NAME,
-    ModelError,
-    _holds_shipped_model,
-    _shipped_models_dir,
-    model_directory,
-)
+from .files import DEFAULT_MODEL_DIR, ModelError, model_directory  # noqa: F401 - DEFAULT_MODEL_DIR: public here too
 from .head import Head
 from .trie import encode_distinct
 

@@ -127,7 +127,7 @@ def _numbers(page, extraction):
 def _model_of(conf: EdrewSettings) -> dict:
     """The model's name (its card's) and folder, for the reports' headers; read from card.json, so that
     the crawl process loads no model for it (with worker processes the model lives there)."""
-    from ..model.scorer import model_directory
+    from ..model.files import model_directory
 
     directory = model_directory(conf.model)
     name: Optional[str] = None
