@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Collection, Dict, List, Optional, Sequence
+from typing import Collection, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -211,9 +211,15 @@ def in_related_box(node) -> bool:
     """The node is a short text (at most RELATED_WORDS words) in a box of related, recommended or recent posts
     (_RELATED_TOKEN on a class of its own or of its two nearest ancestors): the box's heading ("Ähnliche
     Beiträge", "Related Coverage") and its teasers' titles."""
-    if count_words(node.content) > RELATED_WORDS:
+    return _short_in_box(node, _RELATED_TOKEN, RELATED_WORDS)
+
+
+def _short_in_box(node, token: "re.Pattern", most_words: int) -> bool:
+    """The node has at most `most_words` words and `token` matches a class of its own or of its two nearest
+    ancestors."""
+    if count_words(node.content) > most_words:
         return False
-    return any(_RELATED_TOKEN.search(t) for t in _near_classes(node))
+    return any(token.search(t) for t in _near_classes(node))
 
 
 # Class words of a newsletter or subscription sign-up box ("newsletter-box", WordPress.com's "blog-subscribe",
@@ -227,9 +233,7 @@ SIGNUP_WORDS = 30
 def in_signup_box(node) -> bool:
     """The node is a text of at most SIGNUP_WORDS words in a newsletter or subscription sign-up box (_SIGNUP_TOKEN
     on a class of its own or of its two nearest ancestors)."""
-    if count_words(node.content) > SIGNUP_WORDS:
-        return False
-    return any(_SIGNUP_TOKEN.search(t) for t in _near_classes(node))
+    return _short_in_box(node, _SIGNUP_TOKEN, SIGNUP_WORDS)
 
 
 # Class words of share bars whose heading the chrome rule leaves alone (it spares headings): Jetpack's
@@ -371,14 +375,8 @@ def _decide(page: Page, scores: Sequence[float], threshold: float, region_share:
         keep = [k and not in_customer_reviews(n) for n, k in zip(nodes, keep)]
     for _reason, drop in _article_rules(page, keep, off):
         keep = [k and not d for k, d in zip(keep, drop)]
-    region = main_region(nodes, keep, region_share)
+    region, lead = _region(page, scores, keep, region_share, off)
     if region is not None:
-        if "paragraph-region" not in off:
-            region = _beyond_paragraph(region, nodes)
-        region = _holding_best(region, nodes, scores, keep)
-        if "headline-lead" not in off:
-            region = _holding_lead(region, page, keep)
-        lead = set() if "standfirst" in off else standfirst_nodes(region, page, keep)
         inside = region + "/"
         keep = [k and (not n.path.startswith("/") or n.path == region or n.path.startswith(inside) or i in lead)
                 for i, (n, k) in enumerate(zip(nodes, keep))]
@@ -470,6 +468,22 @@ def reader_comment_nodes(page: Page, decision: "Decision") -> List[bool]:
 
 # Elements that hold one paragraph of text: a main region is the element around paragraphs, never one of them.
 _PARAGRAPH_TAGS = frozenset({"p", "blockquote", "li", "dd", "pre", "figcaption"}) | _HEADINGS
+
+
+def _region(page: Page, scores: Sequence[float], keep: Sequence[bool], region_share: float,
+            off: Collection[str]) -> Tuple[Optional[str], set]:
+    """(the page's main region, the indices of the kept nodes outside it that stay): main_region, never one
+    paragraph, widened to hold the best kept node and, from a list of teasers, the lead; then the standfirst
+    beside it. (None, empty) when the page has no main region. Both relevant_mask and explain read it."""
+    region = main_region(page.nodes, keep, region_share)
+    if region is None:
+        return None, set()
+    if "paragraph-region" not in off:
+        region = _beyond_paragraph(region, page.nodes)
+    region = _holding_best(region, page.nodes, scores, keep)
+    if "headline-lead" not in off:
+        region = _holding_lead(region, page, keep)
+    return region, (set() if "standfirst" in off else standfirst_nodes(region, page, keep))
 
 
 def _beyond_paragraph(region: str, nodes: Sequence) -> str:
@@ -675,14 +689,8 @@ def explain(page: Page, scores: Sequence[float], threshold: float, region_share:
         for reason, drop in _article_rules(page, [r == KEPT for r in reasons], off):
             reasons = [reason if d else r for r, d in zip(reasons, drop)]
         keep = [r == KEPT for r in reasons]
-        region = main_region(nodes, keep, region_share)
+        region, lead = _region(page, scores, keep, region_share, off)
         if region is not None:
-            if "paragraph-region" not in off:
-                region = _beyond_paragraph(region, nodes)
-            region = _holding_best(region, nodes, scores, keep)
-            if "headline-lead" not in off:
-                region = _holding_lead(region, page, keep)
-            lead = set() if "standfirst" in off else standfirst_nodes(region, page, keep)
             inside = region + "/"
             reasons = [("outside-main-region" if r == KEPT and n.path.startswith("/") and n.path != region
                         and not n.path.startswith(inside) and i not in lead else r)
