@@ -24,7 +24,7 @@ from ..serializer import INVISIBLE
 from . import LabelledPage, domain_of, expect_strings, read_source, words
 from .simple import default_labels_file, load_labels
 
-__all__ = ["SnippetStats", "snippet_labels", "iter_pages"]
+__all__ = ["SNIPPET_KEYS", "SnippetStats", "padded_words", "snippet_labels", "iter_pages"]
 
 SNIPPET_KEYS = ("with_snippets", "without_snippets")
 
@@ -47,8 +47,10 @@ class SnippetStats:
         return asdict(self)
 
 
-def _padded(text: str) -> str:
-    # as the serializer leaves invisible characters out of node texts; some snippets carry soft hyphens
+def padded_words(text: str) -> str:
+    """The text's words (`\\w+`, lower-cased) joined by single spaces, with a space on each side, read without
+    invisible characters (as the serializer leaves them out of node texts; some snippets carry soft hyphens):
+    a snippet's words in a row are then a substring."""
     return " " + " ".join(words(INVISIBLE.sub("", text))) + " "
 
 
@@ -57,7 +59,7 @@ def snippet_labels(texts: Sequence[str], keep: Sequence[str], drop: Sequence[str
     """(labels, known, unmatched, conflicts) for node texts: labels[i] 1 where node i holds a must-keep snippet,
     known[i] 1 where node i holds a snippet of one kind only; `unmatched` counts the snippets (with words) found
     in no node, `conflicts` the nodes holding snippets of both kinds (unlabelled)."""
-    nodes = [_padded(t) for t in texts]
+    nodes = [padded_words(t) for t in texts]
     labels, known = [0] * len(nodes), [0] * len(nodes)
     pos, neg = set(), set()
     unmatched = 0
@@ -65,7 +67,7 @@ def snippet_labels(texts: Sequence[str], keep: Sequence[str], drop: Sequence[str
         for s in snippets:
             if not words(s):
                 continue
-            needle = _padded(s)
+            needle = padded_words(s)
             found = [i for i, node in enumerate(nodes) if needle in node]
             unmatched += not found
             hits.update(found)

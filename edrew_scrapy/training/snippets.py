@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..data import LabelledPage, words
+from ..data.snippets import SNIPPET_KEYS, padded_words
 from ..serializer import INVISIBLE
 from .evaluate import group_table, write_csv
 from .peers import failure_counts, run_extractor
@@ -51,16 +52,12 @@ def snippets_of(lp: LabelledPage) -> Tuple[List[str], List[str]]:
     absent key is no snippet). A snippet without a word cannot be found in any text and is left out."""
     record = lp.meta.get("record") or {}
     out = []
-    for key in ("with_snippets", "without_snippets"):
+    for key in SNIPPET_KEYS:
         value = record.get(key) or []
         if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
             raise ValueError(f"{lp.page_id}: {key} must be a list of strings")
         out.append([s for s in value if words(s)])
     return out[0], out[1]
-
-
-def _padded(text: str) -> str:
-    return " " + " ".join(words(INVISIBLE.sub("", text))) + " "
 
 
 def _needle(snippet: str) -> str:
@@ -73,7 +70,7 @@ def _needle(snippet: str) -> str:
 
 def count_snippets(text: str, snippets: Sequence[str]) -> int:
     """How many of `snippets` occur in `text`, word for word (see the module's docstring)."""
-    padded = _padded(text)
+    padded = padded_words(text)
     return sum(_needle(s) in padded for s in snippets)
 
 
