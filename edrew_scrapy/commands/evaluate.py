@@ -41,6 +41,7 @@ from .options import (
     check_dataset,
     dataset_path,
     int_at_least,
+    non_negative,
     out_problem,
     resolve_datasets,
     swde_filters,
@@ -114,11 +115,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a Python 3.12 that imports rs_trafilatura, for --extractors rs-trafilatura "
                              "(scripts/rs-trafilatura-venv.sh builds one; default: $EDREW_RS_TRAFILATURA_PYTHON, "
                              "else .venv-rs/bin/python)")
-    parser.add_argument("--peer-timeout", type=_non_negative(float), default=60.0, metavar="SECONDS",
+    parser.add_argument("--peer-timeout", type=non_negative(float), default=60.0, metavar="SECONDS",
                         help="per page, the seconds a peer in a worker process (rs-trafilatura) may take; a page "
                              "over it is the peer's empty text, counted (failed_timeout), and the worker restarts "
                              "(0: no limit; default: %(default)s)")
-    parser.add_argument("--peer-memory-mb", type=_non_negative(int), default=4096, metavar="MB",
+    parser.add_argument("--peer-memory-mb", type=non_negative(int), default=4096, metavar="MB",
                         help="the address space a peer's worker process may use; a page over it is the peer's "
                              "empty text, counted (failed_memory), and the worker restarts (0: no limit; default: "
                              "%(default)s)")
@@ -611,9 +612,7 @@ def _snippet_check(args, pages: Sequence, extractors: dict, out) -> int:
     print(title)
     print(sn.format_snippet_table(rows))
     _print_failures(args, results)
-    settings = {k: v for k, v in vars(args).items() if k != "func"}
-    settings["datasets"] = [{"name": d.name, "kind": d.kind, "path": str(d.labels or d.path)} for d in args.datasets]
-    settings["command_line"] = shlex.join(["edrew"] + sys.argv[1:])
+    settings = _settings(args)
     try:
         paths = sn.write_snippet_report(rows, results, out, title, settings)
     except OSError as exc:
@@ -622,25 +621,20 @@ def _snippet_check(args, pages: Sequence, extractors: dict, out) -> int:
     return 0
 
 
+def _settings(args) -> dict:
+    """The run's options, datasets and command line, for the report's JSON."""
+    settings = {k: v for k, v in vars(args).items() if k != "func"}
+    settings["datasets"] = [{"name": d.name, "kind": d.kind, "path": str(d.labels or d.path)} for d in args.datasets]
+    settings["command_line"] = shlex.join(["edrew"] + sys.argv[1:])
+    return settings
+
+
 def _print_failures(args, results) -> None:
     """The pages each peer failed on (the failed_* columns of the summary), under the table."""
     from ..training.peers import describe_failures
 
     for line in describe_failures(results, args.peer_timeout, args.peer_memory_mb):
         print(line)
-
-
-def _non_negative(kind):
-    """An argparse type: a finite number of `kind`, 0 or more (0 turns a limit off)."""
-    def parse(value: str):
-        try:
-            number = kind(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
-        if not 0 <= number < float("inf"):  # NaN too
-            raise argparse.ArgumentTypeError(f"must be 0 (no limit) or more: {value!r}")
-        return number
-    return parse
 
 
 def _print_paired(rows: Sequence[dict]) -> None:
@@ -761,9 +755,7 @@ def _evaluate(args, extractors, baseline_names, rules_off, out, compared=()) -> 
         print("\nword-F1 of edrew minus each, same pages (mean, standard error, pages up / down):")
         _print_paired(versus)
         paired += versus
-    settings = {k: v for k, v in vars(args).items() if k != "func"}
-    settings["datasets"] = [{"name": d.name, "kind": d.kind, "path": str(d.labels or d.path)} for d in args.datasets]
-    settings["command_line"] = shlex.join(["edrew"] + sys.argv[1:])
+    settings = _settings(args)
     # Folds run in parallel into one OUT (--only-split) share OUT/models; each keeps its own report.
     report_dir = Path(out) / "splits" / _safe(args.only_split) if args.only_split else out
     try:

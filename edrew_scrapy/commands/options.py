@@ -165,6 +165,19 @@ def seconds(text: str) -> float:
     return value
 
 
+def non_negative(kind):
+    """An argparse type: a finite number of `kind`, 0 or more (0 turns a limit off)."""
+    def parse(value: str):
+        try:
+            number = kind(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+        if not 0 <= number < float("inf"):  # NaN too
+            raise argparse.ArgumentTypeError(f"must be 0 (no limit) or more: {value!r}")
+        return number
+    return parse
+
+
 def int_at_least(minimum: int):
     """An argparse type: an integer >= minimum."""
     def parse(text: str) -> int:
