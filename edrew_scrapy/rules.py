@@ -4,7 +4,8 @@ The model gives each node a probability; these rules turn the probabilities into
 threshold (capped per page at a share of the page's best score), boilerplate markup, form controls,
 text for screen readers only, customer reviews on product pages, reader comments on pages whose content
 they are not (given apart: reader_comment_nodes), share, print and gallery controls and share bars' headings,
-boxes of related posts, newsletter sign-up boxes, the page's main region (never one paragraph, with the
+boxes of related posts, newsletter sign-up boxes, photo credits and copyright lines, consent notices, a paywall's
+pitch, author boxes, photo captions (not on a photo story), the page's main region (never one paragraph, with the
 standfirst beside it) and text repeated in another layout. extract.py applies them (`relevant_mask`);
 training applies the same ones to choose a model's threshold. Evidence for each rule: docs/method-choices.md
 and docs/evaluation.md.
@@ -24,11 +25,13 @@ from .page import Page
 from .tokens import retps_shape
 from .words import count_words
 
-__all__ = ["ARTICLE_WORDS", "CHROME_WORDS", "COMMENT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT",
-           "LEAD_WORDS", "MAIN_REGION_SHARE", "OPTIONAL_RULES", "PAGE_BEST_SHARE", "REASONS", "RELATED_WORDS",
-           "SCREEN_READER_CLASSES", "SIGNUP_WORDS", "STANDFIRST_WORDS", "TEASER_ITEMS", "Decision",
-           "comments_are_content", "explain", "for_screen_readers_only", "headline_node", "in_comments",
-           "in_customer_reviews", "in_form_control", "in_page_chrome", "in_related_box", "in_signup_box",
+__all__ = ["ARTICLE_WORDS", "AUTHOR_BOX_WORDS", "CAPTION_WORDS", "CHROME_WORDS", "COMMENT_WORDS", "CONSENT_WORDS",
+           "CREDIT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT", "LEAD_WORDS", "MAIN_REGION_SHARE",
+           "OPTIONAL_RULES", "PAGE_BEST_SHARE", "PAYWALL_WORDS", "REASONS", "RELATED_WORDS", "SCREEN_READER_CLASSES",
+           "SIGNUP_WORDS", "STANDFIRST_WORDS", "TEASER_ITEMS", "Decision", "comments_are_content", "explain",
+           "for_screen_readers_only", "headline_node", "in_author_box", "in_caption", "in_comments",
+           "in_consent_notice", "in_credit_line", "in_customer_reviews", "in_form_control", "in_page_chrome",
+           "in_paywall_prompt", "in_related_box", "in_signup_box",
            "is_product_page", "is_relevant", "is_share_heading", "layout_duplicates", "main_region",
            "reader_comment_nodes", "relevant_mask", "settled", "standfirst_nodes"]
 
@@ -236,6 +239,91 @@ def in_signup_box(node) -> bool:
     return _short_in_box(node, _SIGNUP_TOKEN, SIGNUP_WORDS)
 
 
+# Class words of a photo's credit line and of copyright lines ("image-credit", "bi-content-image-copyright",
+# "media-caption__source", "Bildquelle"): an agency's or photographer's name, never the article's words.
+_CREDIT_TOKEN = re.compile(r"(?:^|[-_])(?:copyright|copyrights|credit|credits|captioncredit|photocredit|imagecredit|"
+                           r"fotocredit|bildquelle|bildnachweis|(?:picture|image|photo|foto|bild|img|caption)[-_]*"
+                           r"(?:source|quelle))(?:[-_]|$)")
+# A credit line names a few people and agencies; a longer text under such a class is left to the model.
+CREDIT_WORDS = 20
+
+
+def in_credit_line(node) -> bool:
+    """The node is a text of at most CREDIT_WORDS words in a photo credit or copyright line (_CREDIT_TOKEN on a
+    class of its own or of its two nearest ancestors): "Foto: dpa", "© Frankfurter Allgemeine Zeitung GmbH"."""
+    return _short_in_box(node, _CREDIT_TOKEN, CREDIT_WORDS)
+
+
+# Class words of a consent notice or of the placeholder that stands for an embed until the reader agrees
+# ("oembed-placeholder", "sourcepoint__social-placeholder", Borlabs' "_brlbs-content-blocker", "cookie-notice").
+_CONSENT_TOKEN = re.compile(r"(?:^|[-_])(?:consent|gdpr|cookie-?(?:banner|notice|consent|bar|policy|law|message|"
+                            r"popup|hint)|content-?blocker|_?brlbs|embed-?privacy|two-?click|(?:oembed|embed|social|"
+                            r"external|iframe|privacy)-?placeholder)(?:[-_]|$)")
+# A consent text explains what is sent where, often at length; an article's text is not under these classes.
+CONSENT_WORDS = 120
+
+
+def in_consent_notice(node) -> bool:
+    """The node is a text of at most CONSENT_WORDS words in a consent notice or an embed's consent placeholder
+    (_CONSENT_TOKEN on a class of its own or of its two nearest ancestors)."""
+    return _short_in_box(node, _CONSENT_TOKEN, CONSENT_WORDS)
+
+
+# Class words of a paywall's or a registration wall's own parts ("ia-paywall__checkout", "tagespresse-paywall-footer",
+# "registration-banner"): the pitch, the price and the log-in link. A class "paywall" alone is not here: sites put
+# it on the article's body that the wall covers.
+_PAYWALL_TOKEN = re.compile(r"(?:paywall|regwall|premium|subscriber|registration|register)[-_]+(?:header|footer|title|"
+                            r"headline|description|checkout|form|button|login|cta|offer|box|banner|promo|message|"
+                            r"prompt|modal|overlay|benefits?)")
+# A wall's pitch is short; a longer text is left to the model.
+PAYWALL_WORDS = 40
+
+
+def in_paywall_prompt(node) -> bool:
+    """The node is a text of at most PAYWALL_WORDS words in a paywall's or registration wall's own parts
+    (_PAYWALL_TOKEN on a class of its own or of its two nearest ancestors)."""
+    return _short_in_box(node, _PAYWALL_TOKEN, PAYWALL_WORDS)
+
+
+# Class words of an author box under or beside an article ("saboxplugin-desc", "author-bio", "about-the-author",
+# "autor_short_desc"): who wrote it, not what it says.
+_AUTHOR_BOX_TOKEN = re.compile(r"(?:^|[-_])(?:(?:author|autor|autorin|writer)[-_]*(?:bio|box|info|desc|description|"
+                               r"about|profile|details|short[-_]desc|card)|about[-_]*(?:the[-_]*)?author|saboxplugin|"
+                               r"sabox)(?:[-_]|$)")
+# An author box holds a short biography; a longer text under such a class is left to the model.
+AUTHOR_BOX_WORDS = 80
+
+
+def in_author_box(node) -> bool:
+    """The node is a text of at most AUTHOR_BOX_WORDS words in an author box (_AUTHOR_BOX_TOKEN on a class of its
+    own or of its two nearest ancestors)."""
+    return _short_in_box(node, _AUTHOR_BOX_TOKEN, AUTHOR_BOX_WORDS)
+
+
+# Class words of a photo's caption ("wp-caption-text", "image-caption", "media-caption", "Bildunterschrift"); a
+# <figcaption> is one by its tag.
+_CAPTION_TOKEN = re.compile(r"(?:^|[-_])(?:caption|captions|figcaption|figure-?caption|image-?caption|wp-caption-text|"
+                            r"bildunterschrift|legende|legend)(?:[-_]|$)")
+# A caption under a caption class says what a photo shows in a sentence or two; a longer text is left to the model.
+CAPTION_WORDS = 60
+
+
+def in_caption(node) -> bool:
+    """The node is a <figcaption>'s text, or a text of at most CAPTION_WORDS words under a caption class
+    (_CAPTION_TOKEN on a class of its own or of its two nearest ancestors)."""
+    return node.tag == "figcaption" or _short_in_box(node, _CAPTION_TOKEN, CAPTION_WORDS)
+
+
+def _captions(page: Page, keep: Sequence[bool]) -> Optional[List[bool]]:
+    """Which kept nodes are photo captions to drop (in_caption), or None when there are none or when they hold at
+    least half of the kept words: a photo story or a gallery page is its captions (as comments_are_content reads
+    a thread that holds half of a page)."""
+    captions = [k and in_caption(n) for n, k in zip(page.nodes, keep)]
+    if not any(captions) or _word_share(page.nodes, keep, captions) >= 0.5:
+        return None
+    return captions
+
+
 # Class words of share bars whose heading the chrome rule leaves alone (it spares headings): Jetpack's
 # "sharedaddy" / "sd-block" ("Share this:", "Teilen mit:", "Bewerten:") and the share words of _CHROME_TOKEN.
 _SHARE_TOKEN = re.compile(r"(?:^|[-_])(?:share|shares|sharing|sharebar|sharedaddy|social|socials|addthis|sharethis|"
@@ -336,7 +424,8 @@ def relevant_mask(page: Page, scores: Sequence[float], threshold: float, region_
     every kind of page; None or 0 turns the cap off, as extract() does for a threshold the caller gives), no
     `settled` node, no customer reviews on a declared product page, no reader comments where they are not the
     page's content and the page declares no product or collection (`in_comments`, `comments_are_content`),
-    no share, print or gallery chrome (`in_page_chrome`),
+    no share, print or gallery chrome (`in_page_chrome`), no text in the boxes ARTICLE_RULES names (credits,
+    consent notices, paywall pitches, author boxes; captions unless they hold half of the kept words),
     only the nodes of the page's main region (`main_region`) and each text once where the page repeats it in
     another layout (`layout_duplicates`). Attribute models keep nothing when nothing qualifies: a page need
     not hold the attribute. `off` names OPTIONAL_RULES left out (ablations: `edrew evaluate --rules-off`).
@@ -410,7 +499,8 @@ def _reader_comments(page: Page, keep: Sequence[bool]) -> Optional[List[bool]]:
 # The rules that relevant_mask(off=...) and explain(off=...) can leave out: the article rules by the reason
 # they give, the main region's widening to the text after the headline (_holding_lead) and the standfirst
 # kept beside the region (standfirst_nodes).
-ARTICLE_RULES = ("reader-comments", "page-chrome", "share-headings", "related-boxes", "signup-boxes")
+ARTICLE_RULES = ("reader-comments", "page-chrome", "share-headings", "related-boxes", "signup-boxes", "credit-lines",
+                 "consent-notices", "paywall-prompts", "author-boxes", "captions")
 OPTIONAL_RULES = ARTICLE_RULES + ("headline-lead", "standfirst", "paragraph-region")
 
 
@@ -423,19 +513,22 @@ def _check_off(off: Collection[str]) -> frozenset:
 
 
 _ARTICLE_TESTS = {"page-chrome": in_page_chrome, "share-headings": is_share_heading, "related-boxes": in_related_box,
-                  "signup-boxes": in_signup_box}
+                  "signup-boxes": in_signup_box, "credit-lines": in_credit_line, "consent-notices": in_consent_notice,
+                  "paywall-prompts": in_paywall_prompt, "author-boxes": in_author_box}
 
 
 def _article_rules(page: Page, keep: Sequence[bool], off: Collection[str]):
     """(reason, nodes to drop) of the rules against an article's surroundings, in order, each on what the
     one before left kept: reader comments, share and gallery chrome, share bars' headings, related posts,
-    sign-up boxes."""
+    sign-up boxes, credit lines, consent notices, paywall pitches, author boxes, captions."""
     keep = list(keep)
     for reason in ARTICLE_RULES:
         if reason in off:
             continue
         if reason == "reader-comments":
             drop = _reader_comments(page, keep)
+        elif reason == "captions":
+            drop = _captions(page, keep)
         else:
             test = _ARTICLE_TESTS[reason]
             drop = [k and test(n) for n, k in zip(page.nodes, keep)]
@@ -623,6 +716,11 @@ REASONS = {
     "share-headings": "dropped: the heading of a share bar",
     "related-boxes": "dropped: a short text in a box of related, recommended or recent posts",
     "signup-boxes": "dropped: a newsletter or subscription sign-up box",
+    "credit-lines": "dropped: a photo credit or copyright line",
+    "consent-notices": "dropped: a consent notice or an embed's consent placeholder",
+    "paywall-prompts": "dropped: a paywall's or registration wall's pitch, price or log-in",
+    "author-boxes": "dropped: an author box (a short biography)",
+    "captions": "dropped: a caption",
     "outside-main-region": "dropped: outside the page's main region",
     "layout-duplicate": "dropped: repeats a kept text in another layout",
 }

@@ -1,5 +1,5 @@
-"""rules.in_page_chrome: an article's share bar and gallery controls leave its text; a gallery's captions and
-a class on a whole post stay."""
+"""rules.in_page_chrome: an article's share bar and gallery controls leave its text; a gallery's captions are
+not chrome (the captions rule takes them) and a class on a whole post stays."""
 from __future__ import annotations
 
 import numpy as np
@@ -48,10 +48,12 @@ def test_share_bar_and_gallery_controls_leave_the_text():
     page, scores, kept = _kept(ARTICLE.format(head=""))
     for control in ("Share", "Facebook", "Email", "Print", "Image 1 of 4", "Close", "Next"):
         assert control not in kept
-    # a caption of five words or more under a gallery class is left to the model
-    assert "The old bridge seen from the east bank at dawn" in kept
+    # a caption of five words or more under a gallery class is not chrome: the captions rule takes it
+    assert "The old bridge seen from the east bank at dawn" not in kept
+    assert "The old bridge seen from the east bank at dawn" in _kept(ARTICLE.format(head=""), off=("captions",))[2]
     why = {n.content: r for n, r in zip(page.nodes, explain(page, scores, 0.5, region_share=0.7).reasons)}
     assert why["Image 1 of 4"] == "page-chrome" and why["Facebook"] == "page-chrome"
+    assert why["The old bridge seen from the east bank at dawn"] == "captions"
 
 
 def test_rules_can_be_left_out_one_by_one():
