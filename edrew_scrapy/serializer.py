@@ -925,6 +925,9 @@ class _NodeBuilder:
         has_images = bool(b.images)
         decoded = b.decoded
         positions, depths, attrs_of, wrappers = b.positions, b.depths, b.attrs, b.wrappers
+        # XPaths are built in the same climb as the chains: the elements without a chain yet are those
+        # without a path yet, save the deep ones (document-order paths) that paths.of() builds itself
+        path_of, ks, max_depth = paths.path, b.ks, paths.max_depth
         for i in range(1, n):
             if absorbed[i] or not (mixed[i] or takes[i]):
                 continue
@@ -969,6 +972,10 @@ class _NodeBuilder:
                 # a slice that keeps the whole tuple returns it without copying
                 chain = group + chain[:room] if room > 0 else (group + chain)[:max_tokens]
                 chains[j] = chain
+                if path_of[j] is None and depths[j] <= max_depth:
+                    step = _XPATH_NAMES.get(names[j]) or _xpath_name(names[j])
+                    # pass 1 counted siblings by name; names XPath cannot spell all count as `*`
+                    path_of[j] = f"{path_of[parents[j]]}/{step}[{ks[j] if step != '*' else paths._star_k(j)}]"
             if not nonleaf[i]:  # a leaf: <#CNT>, and <#> before it when the text starts with money
                 chain = ((MONEY, CNT) if content.startswith(currencies) else (CNT,)) + chain
             position = positions[i]
@@ -984,7 +991,7 @@ class _NodeBuilder:
             # positional (in _NODE_FIELDS order): keyword arguments cost 1.4 us more per node
             nodes.append(Node(
                 idx, name, content, SEP.join(chain[:max_tokens]), self._bucket(position) if position else fib[0],
-                near, paths.of(i) or "/", self._attrs(i), ctx.hidden, ctx.boilerplate,
+                near, path_of[i] or paths.of(i) or "/", self._attrs(i), ctx.hidden, ctx.boilerplate,
                 self._images(i, absorbed, mixed) if has_images else [], depths[i],
                 len(content) if ctx.in_link else min(lc, len(content)), position,
             ))
