@@ -1,7 +1,7 @@
 """The serializer of a git ref against the working tree's: identical output, and the CPU-time ratio.
 
     python benchmarks/serializer_ab.py --pages "$EDREW_WCXB/html" [MORE_FOLDERS ...] [--ref main] [--limit 300]
-        [--repeats 2]
+        [--repeats 2]      # --repeats 0: the identity check alone
 
 For work on serializer.py that must not change what it produces: `git archive REF edrew_scrapy` is
 unpacked into a temporary folder as the package `edrew_scrapy_ref`, and every page goes through both
@@ -76,7 +76,8 @@ def main() -> int:
                          "EDREW_WCXB/html)")
     ap.add_argument("--ref", default="main", help="git ref whose serializer is the reference (default: main)")
     ap.add_argument("--limit", type=int, default=300, help="pages from each folder")
-    ap.add_argument("--repeats", type=int, default=2, help="timed passes over the pages")
+    ap.add_argument("--repeats", type=int, default=2,
+                    help="timed passes over the pages (0: only the identity check, e.g. on every page of a dataset)")
     ap.add_argument("--tokenizer", action="store_true", help="both read pages with their tokenizer (the fallback)")
     ap.add_argument("--url", default="https://example.com/a/", help="page URL (images resolve against it)")
     args = ap.parse_args()
@@ -95,6 +96,8 @@ def main() -> int:
                 if differ <= 5:
                     print(f"differs: {why}")
         print(f"{len(pages)} pages: {differ} differ from {args.ref}'s output")
+        if args.repeats <= 0:
+            return 1 if differ else 0
         spent = {"ref": 0.0, "tree": 0.0}
         fns = {"ref": ref_fn, "tree": serialize}
         for r in range(args.repeats):

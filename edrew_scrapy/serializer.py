@@ -25,7 +25,7 @@ import threading
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import fields
-from itertools import accumulate
+from itertools import accumulate, compress
 from operator import sub
 from typing import List, NamedTuple, Optional, Union
 from urllib.parse import urljoin
@@ -62,7 +62,8 @@ INVISIBLE = re.compile("[\u00ad\u200b\u2060-\u2064\ufeff]")
 
 def _visible_text(text: str) -> str:
     """`text` with white space runs made one space, trimmed, and the invisible characters above left out."""
-    if INVISIBLE.search(text) is not None:
+    # isascii() reads a flag CPython keeps on the string: most texts skip the regex's scan
+    if not text.isascii() and INVISIBLE.search(text) is not None:
         text = INVISIBLE.sub("", text)
     return " ".join(text.split())
 
@@ -170,7 +171,20 @@ _CTX_ATTRS = frozenset({"hidden", "style", "role", "aria-modal"})
 
 
 def _tag_ctx(name: str, ctx: _Ctx) -> _Ctx:
-    """The context of a `name` element under `ctx`, before its attributes are read."""
+    """The context of a `name` element under `ctx`, before its attributes are read; one shared object per
+    (name, ctx), so that every <a> of a page does not build its own."""
+    got = _TAG_CTXS.get((name, ctx))
+    if got is None:
+        got = _new_tag_ctx(name, ctx)
+        if len(_TAG_CTXS) < 10_000:  # custom element names are the page's own: bounded
+            _TAG_CTXS[(name, ctx)] = got
+    return got
+
+
+_TAG_CTXS: dict = {}
+
+
+def _new_tag_ctx(name: str, ctx: _Ctx) -> _Ctx:
     in_main = ctx.in_main or name == "article" or name == "main"
     boilerplate = ctx.boilerplate or _BOILERPLATE_TAGS.get(name, "") or ("nav" if _is_nav_element(name) else "")
     if boilerplate == "footer" and in_main:
@@ -382,9 +396,19 @@ class _Builder:
 
     def _add_image(self, src: str, parent: int) -> None:
         """An <img> of the record `parent`, its URL as written (entities decoded)."""
-        src = (_resolve(self.base, src) or src) if self.base else src  # unresolvable: as written
-        if not _web_image(src, self.image_schemes):
+        key = (self.base, src, self.image_schemes)
+        url = _IMAGE_URLS.get(key)
+        if url is None:
+            url = (_resolve(self.base, src) or src) if self.base else src  # unresolvable: as written
+            if not _web_image(url, self.image_schemes):
+                url = ""
+            if len(src) <= _SHARED_MAX_CHARS:
+                if len(_IMAGE_URLS) >= _SHARED_MAX_ENTRIES:
+                    _IMAGE_URLS.clear()
+                _IMAGE_URLS[key] = url
+        if not url:
             return
+        src = url
         self.images.append(src)
         self.images_of.setdefault(parent, []).append(src)
         # flag the ancestors, so that pass 2 looks for images only where there are some
@@ -504,9 +528,9 @@ class _Builder:
             elif overflow:
                 if tag not in skip_with_content:
                     segs.append(" ")
-                    child = node.child
+                    child = node.first_child
             elif tag not in special:  # an element that is a record (special names are all below)
-                child = node.child
+                child = node.first_child
                 attrs = node.attributes
                 if tag in wrapper_tags and (child is None or not (
                         # the CONTENT group: text (not only white space) first inside the element
@@ -525,7 +549,8 @@ class _Builder:
                 names.append(tag)
                 parents.append(parent)
                 attrs_of.append(attrs)  # bare attributes (`<p hidden>`) have None: read as "" later
-                own: list = []
+                # a childless element shares one empty tuple: nothing is ever added to its segments
+                own = [] if child is not None else ()
                 segs_of.append(own)
                 positions.append(count_tags)
                 depths.append(depth + 1)
@@ -560,7 +585,7 @@ class _Builder:
             elif tag in skip_tags:  # transparent (noscript), or void (link, meta, base, input, area)
                 if tag == "base":
                     self._base_href(node.attributes.get("href"))
-                child = node.child
+                child = node.first_child
             elif tag == "br":  # a void element: no level, no tag for countTags; it separates words
                 segs.append(" ")
             elif tag != "wbr":  # the other void elements
@@ -701,32 +726,39 @@ class _Builder:
 
     def group_tail(self, attrs: dict, hidden: bool) -> tuple:
         """The tokens after <tag> in an element's group, reversed: <#HIDE>, keywords, <#PROP>,
-        classes, <#CLSS>, <#ID> (the <tag|bucket> token and the content tokens come per node)."""
+        classes, <#CLSS>, <#ID> (the <tag|bucket> token and the content tokens come per node).
+        Called for each attribute set a page shows first (~300 a page), hence the plain loops."""
         if not attrs:
             return (HIDE,) if hidden else ()
         cfg = self.cfg
         tokens: list = []
         words = []
-        if attrs.get("id"):
+        ident = attrs.get("id")
+        if ident:
             tokens.append(ID)
-            words.append(attrs["id"])
+            words.append(ident)
         cls = attrs.get("class")
         if cls:
             names = cls.split()
             if names:
                 tokens.append(CLSS)
                 limit = cfg.max_token_chars
-                tokens.extend([c.lower()[:limit] for c in names[: cfg.max_classes]])
+                tokens += [c.lower()[:limit] for c in names[: cfg.max_classes]]
                 words.append(cls)
         if len(attrs) > ("id" in attrs) + ("class" in attrs) + ("style" in attrs):
             tokens.append(PROP)
-            words.extend([v for k, v in attrs.items() if v and k not in _NO_KEYWORD_ATTRS])
+            for k, v in attrs.items():
+                if v and k not in _NO_KEYWORD_ATTRS:
+                    words.append(v)
         if words and self.keywords:
             hay = " ".join(words).lower()
-            tokens.extend([tok for kw, tok in self.keywords if kw in hay])
+            for kw, tok in self.keywords:
+                if kw in hay:
+                    tokens.append(tok)
         if hidden:
             tokens.append(HIDE)
-        return tuple(reversed(tokens))
+        tokens.reverse()
+        return tuple(tokens)
 
 
 # The order pass 2 passes Node's fields in; checked at import, so that a reordered Node fails loudly.
@@ -833,8 +865,10 @@ class _NodeBuilder:
         formatter, inline = cfg.formatter_tags, cfg.inline_tags
         merge_mixed = cfg.merge_inline_in_mixed_content
         # height of the inline-only subtree (-1 when it holds a block): merging is bounded so that
-        # a page of 200,000 nested <span> does not copy its text 200,000 times.
+        # a page of 200,000 nested <span> does not copy its text 200,000 times. The same backward
+        # loop marks the elements with text somewhere below (for _mixed): one loop, not two.
         height = [0] * n
+        below = list(b.has_text)
         for i in range(n - 1, 0, -1):
             h = height[i]
             p = parents[i]
@@ -842,47 +876,58 @@ class _NodeBuilder:
                 height[p] = -1
             elif height[p] >= 0 and h + 1 > height[p]:
                 height[p] = h + 1
-        absorbed = [False] * n
+            if below[i]:
+                below[p] = True
         # text of its own, or a sentence block of inline children: mixed content if it has children
-        mixed = self._mixed(height) if merge_mixed else b.has_text
+        mixed = self._mixed(height, below) if merge_mixed else b.has_text
         takes = [False] * n  # has an absorbed child
         nonleaf = [False] * n  # has a child that is not absorbed (no <#CNT>)
+        absorbed = [False] * n
+        merged = []  # the absorbed elements, in document order
         for i in range(1, n):
             p = parents[i]
             if absorbed[p]:
                 absorbed[i] = True
+                merged.append(i)
             elif 0 <= height[i] <= _MAX_MERGE_HEIGHT and (
                     names[i] in formatter or (merge_mixed and mixed[p] and names[i] in inline)):
                 absorbed[i] = True
+                merged.append(i)
                 takes[p] = True
             else:
                 nonleaf[p] = True
         # text of absorbed subtrees, children first (they have higher indexes)
         full: dict = {}
         links: dict = {}
-        for i in range(n - 1, 0, -1):
-            if absorbed[i]:
-                parts, lc = _join(segs_of[i], full, links)
-                text = "".join(parts)
-                full[i] = text
-                links[i] = len(text) if names[i] == "a" else lc
+        for i in reversed(merged):
+            parts, lc = _join(segs_of[i], full, links)
+            text = "".join(parts)
+            full[i] = text
+            links[i] = len(text) if names[i] == "a" else lc
         nodes: List[Node] = []
         # the index of the nearest node at or above an element (-1: none), found when a node asks for it:
         # elements are decided in document order, so an ancestor's is final by then
         up: list = [None] * n
         up[0] = -1
         self.count_tags = count_tags
-        self.chains = [None] * n  # reversed tokens from an element up to the root, memoised
-        self.chains[0] = ()
-        self.buckets, self.suffixes = _bucket_tables(count_tags, cfg.fibonacci_buckets, 4 * n + 10_000)
-        self.group_tails, self.parsed = _shared_caches(b.keywords, cfg.max_classes, cfg.max_token_chars)
+        # reversed tokens from an element up to the root, at most max_tokens, memoised: an element's
+        # group is its token-group tail (memoised on its attributes and hidden flag), then `name|bucket`;
+        # a wrapper's is `#WTname`. Computed in the node loop below, not in a method: a call per node
+        # and the locals it would load again cost more than the climb.
+        chains: list = [None] * n
+        chains[0] = ()
+        self.buckets, suffixes = _bucket_tables(count_tags, cfg.fibonacci_buckets, 4 * n + 10_000)
+        tails, self.parsed = _shared_caches(b.keywords, cfg.max_classes, cfg.max_token_chars)
         fib = cfg.fibonacci_buckets
         max_tokens = cfg.retps_max_tokens
         currencies = cfg.currency_symbols
         paths = _Paths(b, cfg.max_path_depth)
         has_images = bool(b.images)
         decoded = b.decoded
-        positions, depths = b.positions, b.depths
+        positions, depths, attrs_of, wrappers = b.positions, b.depths, b.attrs, b.wrappers
+        # XPaths are built in the same climb as the chains: the elements without a chain yet are those
+        # without a path yet, save the deep ones (document-order paths) that paths.of() builds itself
+        path_of, ks, max_depth = paths.path, b.ks, paths.max_depth
         for i in range(1, n):
             if absorbed[i] or not (mixed[i] or takes[i]):
                 continue
@@ -901,7 +946,36 @@ class _NodeBuilder:
             content = _visible_text(_html.unescape(raw) if "&" in raw and not decoded else raw)
             if not content:
                 continue
-            chain = self._chain(i)
+            # the chain: climb to the nearest memoised ancestor (or the root), then down again
+            climbed = []
+            j = i
+            while chains[j] is None:
+                climbed.append(j)
+                j = parents[j]
+            chain = chains[j]
+            for j in reversed(climbed):
+                if j in wrappers:
+                    group = (WT_PREFIX + names[j],)
+                else:
+                    attrs = attrs_of[j]
+                    if not attrs:  # none (the #overflow record has none either)
+                        tail = _HIDE_TAIL if ctxs[j].hidden else ()
+                    else:  # lexbor's dict is keyed by its (name, value) pairs, attribute text by itself
+                        key = (attrs if type(attrs) is str else tuple(attrs.items()), ctxs[j].hidden)
+                        tail = tails.get(key)
+                        if tail is None:
+                            tail = b.group_tail(self._parsed(attrs), key[1])
+                            if _cacheable(key[0]):
+                                tails[key] = tail
+                    group = tail + (names[j] + suffixes[positions[j]],)  # positions never pass countTags
+                room = max_tokens - len(group)
+                # a slice that keeps the whole tuple returns it without copying
+                chain = group + chain[:room] if room > 0 else (group + chain)[:max_tokens]
+                chains[j] = chain
+                if path_of[j] is None and depths[j] <= max_depth:
+                    step = _XPATH_NAMES.get(names[j]) or _xpath_name(names[j])
+                    # pass 1 counted siblings by name; names XPath cannot spell all count as `*`
+                    path_of[j] = f"{path_of[parents[j]]}/{step}[{ks[j] if step != '*' else paths._star_k(j)}]"
             if not nonleaf[i]:  # a leaf: <#CNT>, and <#> before it when the text starts with money
                 chain = ((MONEY, CNT) if content.startswith(currencies) else (CNT,)) + chain
             position = positions[i]
@@ -917,7 +991,7 @@ class _NodeBuilder:
             # positional (in _NODE_FIELDS order): keyword arguments cost 1.4 us more per node
             nodes.append(Node(
                 idx, name, content, SEP.join(chain[:max_tokens]), self._bucket(position) if position else fib[0],
-                near, paths.of(i) or "/", self._attrs(i), ctx.hidden, ctx.boilerplate,
+                near, path_of[i] or paths.of(i) or "/", self._attrs(i), ctx.hidden, ctx.boilerplate,
                 self._images(i, absorbed, mixed) if has_images else [], depths[i],
                 len(content) if ctx.in_link else min(lc, len(content)), position,
             ))
@@ -932,25 +1006,19 @@ class _NodeBuilder:
         return Page(url=b.url, nodes=nodes, title=b.title, count_tags=b.count_tags, n_elements=n - 1,
                     images=b.images, truncated=b.truncated)
 
-    def _mixed(self, height: List[int]) -> List[bool]:
+    def _mixed(self, height: List[int], below: List[bool]) -> List[bool]:
         """Per element: mixed content, whose inline children merge into it. Text of its own, or a sentence
         block (cfg.sentence_tags) of inline children only, two or more of which carry text: "<p><span>The
-        words </span><em>yellow</em><span> and</span>…</p>" is one sentence, as "<p>The words <em>…" is."""
+        words </span><em>yellow</em><span> and</span>…</p>" is one sentence, as "<p>The words <em>…" is.
+        `below`: text somewhere in the element's subtree."""
         b = self.b
-        names, parents = b.names, b.parents
-        n = len(names)
+        names = b.names
         mixed = list(b.has_text)
-        below = mixed[:]  # text somewhere in the element's subtree
-        for i in range(n - 1, 0, -1):
-            if below[i]:
-                below[parents[i]] = True
-        texts = [0] * n  # children that carry text
-        for i in range(1, n):
-            if below[i]:
-                texts[parents[i]] += 1
+        # children that carry text, by parent: counted in C (compress, Counter) rather than a loop
+        texts = Counter(compress(b.parents, below))
         sentence = self.cfg.sentence_tags
-        for i in range(1, n):
-            if texts[i] >= 2 and 0 <= height[i] and names[i] in sentence:
+        for i, k in texts.items():
+            if k >= 2 and i > 0 and 0 <= height[i] and names[i] in sentence:
                 mixed[i] = True
         return mixed
 
@@ -977,51 +1045,6 @@ class _NodeBuilder:
         if type(attrs) is str:
             return dict(self._parsed(attrs))
         return {k: v or "" for k, v in attrs.items()} if None in attrs.values() else attrs
-
-    def _chain(self, i: int) -> tuple:
-        """Reversed tokens from element i up to the root, at most max_tokens (memoised per element).
-        An element's group is its token-group tail, memoised on its attributes and hidden flag, then
-        `name|bucket`; a wrapper's is `#WTname`."""
-        b = self.b
-        parents = b.parents
-        chains = self.chains
-        # climb to the nearest memoised ancestor (or the root) without recursion
-        path = []
-        j = i
-        while chains[j] is None:
-            path.append(j)
-            j = parents[j]
-        below = chains[j]
-        names, attrs_of, ctxs, positions, wrappers = b.names, b.attrs, b.ctxs, b.positions, b.wrappers
-        tails = self.group_tails
-        suffixes = self.suffixes
-        max_tokens = self.cfg.retps_max_tokens
-        for j in reversed(path):
-            if j in wrappers:
-                group = (WT_PREFIX + names[j],)
-            else:
-                attrs = attrs_of[j]
-                hidden = ctxs[j].hidden
-                if not attrs:  # none (the #overflow record has none either)
-                    tail = _HIDE_TAIL if hidden else ()
-                else:  # lexbor's dict is keyed by its (name, value) pairs, attribute text by itself
-                    key = (attrs if type(attrs) is str else tuple(attrs.items()), hidden)
-                    tail = tails.get(key)
-                    if tail is None:
-                        tail = self._tail(attrs, key)
-                group = tail + (names[j] + suffixes[positions[j]],)  # positions never pass countTags
-            room = max_tokens - len(group)
-            # a slice that keeps the whole tuple returns it without copying
-            below = group + below[:room] if room > 0 else (group + below)[:max_tokens]
-            chains[j] = below
-        return below
-
-    def _tail(self, attrs, key: tuple) -> tuple:
-        """group_tail for an element whose key `(attributes, hidden)` missed the cache."""
-        tail = self.b.group_tail(self._parsed(attrs), key[1])
-        if _cacheable(key[0]):
-            self.group_tails[key] = tail
-        return tail
 
     def _images(self, i: int, absorbed: list, mixed: list) -> list:
         """Images of the element and of its non-text children up to max_image_bubble levels down."""
@@ -1110,6 +1133,9 @@ class _NoSuffixes:
 _SHARED_MAX_CHARS = 256
 _SHARED_MAX_ENTRIES = 10_000
 _SHARED: dict = {}
+# (base URL, src as written, the schemes allowed) -> the image URL kept, "" for none: urljoin is ~10 us an
+# image, and sites repeat their logos, icons and placeholder images on every page
+_IMAGE_URLS: dict = {}
 
 
 def _shared_caches(keywords: tuple, max_classes: int, max_token_chars: int) -> tuple:
