@@ -161,6 +161,24 @@ def test_shipped_models_are_found_in_a_clone_a_prefix_or_the_user_base(tmp_path,
     assert _shipped_models_dir(module_in(tmp_path / "bare" / "x")) == tmp_path / "bare" / "x" / "models"
 
 
+def test_cli_scores_on_one_torch_thread_unless_told(model_dir, tmp_path, capsys):
+    # torch's default is a thread per core, which on a busy machine made scoring many times slower
+    good = tmp_path / "page.html"
+    good.write_text(HTML, encoding="utf-8")
+    try:
+        for given, expected in (([], 1), (["--threads", "2"], 2), (["--threads", "1"], 1)):
+            torch.set_num_threads(3)
+            assert main(["extract", str(good), "--model", str(model_dir), "--no-metadata", "--threshold", "0",
+                         *given]) == 0
+            assert torch.get_num_threads() == expected
+            assert "Second paragraph." in capsys.readouterr().out
+    finally:
+        torch.set_num_threads(1)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["extract", str(good), "--threads", "0"])
+    assert exit_info.value.code == 2 and "--threads: must be at least 1" in capsys.readouterr().err
+
+
 def test_cli_bad_model_is_one_line(tmp_path, capsys):
     code = main(["extract", str(tmp_path / "x.html"), "--model", str(tmp_path / "nomodel")])
     err = capsys.readouterr().err

@@ -37,7 +37,9 @@ from .options import (
     CommandError,
     UsageError,
     add_region_share,
+    add_threads,
     apply_region_share,
+    apply_threads,
     check_dataset,
     dataset_path,
     int_at_least,
@@ -61,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                             "edrew_scrapy.pdf.corpus DIR)")
     parser.add_argument("path", nargs="?", default=None,
                         help="dataset folder (default: $EDREW_WCXB or $EDREW_SWDE)")
+    add_threads(parser)
     parser.add_argument("--labels", default=None, help="simple format: the label file (default PATH/labels.jsonl)")
     parser.add_argument("--model", default=None,
                         help="model folder to evaluate ('default' for the shipped model)")
@@ -471,6 +474,7 @@ def train_on(args, pages: Sequence, model_dir: Path, split_name: str, held: dict
 
 
 def run(args: argparse.Namespace) -> int:
+    apply_threads(args)
     try:
         resolve_datasets(args, (*DATASET_KINDS, "pdf"))
         if args.dataset == "pdf" and args.metadata:

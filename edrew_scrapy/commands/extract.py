@@ -18,7 +18,7 @@ import argparse
 import json
 import sys
 
-from .options import add_region_share, apply_region_share, seconds, threshold
+from .options import add_region_share, add_threads, apply_region_share, apply_threads, seconds, threshold
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,6 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "their cost")
     parser.add_argument("--timeout", type=seconds, default=30.0,
                         help="seconds a URL has to be fetched in, whole (default: 30)")
+    add_threads(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from ..model.scorer import load_model
     from ..pagetype import PageTypeError, default_classifier
 
+    apply_threads(args)
     try:
         scorer = apply_region_share(load_model(args.model, backend=args.backend), args.region_share)
         classifier = default_classifier(args.model) if args.metadata else None

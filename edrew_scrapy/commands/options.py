@@ -193,6 +193,20 @@ def int_at_least(minimum: int):
     return parse
 
 
+def add_threads(parser: argparse.ArgumentParser) -> None:
+    """--threads: torch's intra-op threads while the command scores pages."""
+    parser.add_argument("--threads", type=int_at_least(1), default=1,
+                        help="torch threads for scoring (default: 1: the model's operations are small, so more "
+                             "threads cost more than they save, many times more on a busy machine)")
+
+
+def apply_threads(args: argparse.Namespace) -> None:
+    """--threads, for the whole process: torch's default is a thread per core (docs/method-choices.md)."""
+    import torch
+
+    torch.set_num_threads(args.threads)
+
+
 def add_region_share(parser: argparse.ArgumentParser, auto: str) -> None:
     """--region-share auto|none|SHARE; `auto` says what auto means for this command."""
     parser.add_argument("--region-share", type=region_share, default="auto", metavar="auto|none|SHARE",
