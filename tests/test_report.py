@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from _model_helpers import tiny_model
 from conftest import cli
 from scrapy.exceptions import NotConfigured
@@ -94,6 +95,14 @@ def test_inspect_command(model_dir, tmp_path, capsys):
     data.write_text('{"a": 1}', encoding="utf-8")
     status, err = cli(capsys, "inspect", str(data), "--model", str(model_dir), "-o", str(out))
     assert status == 0 and "Not scored: not-html" in out.read_text("utf-8")
+    torch.set_num_threads(3)  # torch's default is a thread per core; the command scores on one unless told
+    try:
+        assert cli(capsys, "inspect", str(ARTICLE), "--model", str(model_dir), "-o", str(out))[0] == 0
+        assert torch.get_num_threads() == 1
+        assert cli(capsys, "inspect", str(ARTICLE), "--model", str(model_dir), "-o", str(out), "--threads", "2")[0] == 0
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(1)
 
 
 def test_inspect_compare_with_trafilatura(model_dir, tmp_path, capsys):

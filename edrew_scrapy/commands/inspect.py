@@ -11,7 +11,7 @@ import argparse
 import sys
 import time
 
-from .options import add_region_share, apply_region_share, seconds, threshold
+from .options import add_region_share, add_threads, apply_region_share, apply_threads, seconds, threshold
 
 COMPARE = ("trafilatura",)
 
@@ -31,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "'edrew-scrapy[eval]')")
     parser.add_argument("--timeout", type=seconds, default=30.0,
                         help="seconds a URL has to be fetched in, whole (default: 30)")
+    add_threads(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
                   "pip install 'edrew-scrapy[eval]'", file=sys.stderr)
             return 2
         compare_with = trafilatura
+    apply_threads(args)
     try:
         scorer = apply_region_share(load_model(args.model, backend=args.backend), args.region_share)
     except ModelError as exc:
