@@ -4,16 +4,19 @@
     # peer and never a dependency of this project
     bash scripts/rs-trafilatura-venv.sh     # builds .venv-rs from a Python 3.12 (pyenv's, or EDREW_PYTHON312)
     python benchmarks/peers.py --pages "$EDREW_WCXB/html" [--limit 200] [--rs-python .venv-rs/bin/python]
+                               [--batch 8]
                                [--plot docs/img/peers-ms-per-page.png]
 
-Each page goes through every extractor in turn, in an order that rotates from page to page, so that the
-load of a shared machine falls on all alike; the ratios are the numbers to read, not the absolute
-times. Extractors: ours as `edrew extract` runs a file (serialize the bytes, then extract() with the
-shipped model, one page a call), the same with the serializer on our own tokenizer (the serializer
-before issue #34), trafilatura.extract, and rs_trafilatura.extract_bytes in a worker process on the
-same core (only the call is timed there). First sight: 20 warm-up pages first, as
-benchmarks/interleaved.py does, then each page once. Prints ms/page and pages/s ratios, and writes a
-PNG of ms/page against page size. Target (issue #34): >= 4x trafilatura's pages/s, >= 1.5x rs-trafilatura's.
+Each group of --batch pages goes through every extractor in turn, in an order that rotates from group
+to group, so that the load of a shared machine falls on all alike; the ratios are the numbers to read,
+not the absolute times. Extractors: ours as `edrew extract` runs its inputs (serialize each page's bytes,
+then extract() with the shipped model on the group in one call, 8 pages as the command's default; the
+group's time shared out evenly over its pages, so the plot shows group means for ours), the same with the
+serializer on our own tokenizer (the serializer before issue #34), trafilatura.extract, and
+rs_trafilatura.extract_bytes in a worker process on the same core (only the call is timed there). First
+sight: 20 warm-up pages first, as benchmarks/interleaved.py does, then each page once. Prints ms/page and
+pages/s ratios, and writes a PNG of ms/page against page size.
+Target (issue #34): >= 4x trafilatura's pages/s, >= 1.5x rs-trafilatura's.
 """
 from __future__ import annotations
 
@@ -114,9 +117,13 @@ def main() -> int:
     ap.add_argument("--rs-python", default=".venv-rs/bin/python",
                     help="a Python 3.12 with rs-trafilatura installed ('' to leave it out)")
     ap.add_argument("--plot", type=Path, default=Path("docs/img/peers-ms-per-page.png"))
+    ap.add_argument("--batch", type=int, default=8,
+                    help="pages a scoring call, as `edrew extract --batch` (default: 8, the command's default)")
     args = ap.parse_args()
     if not args.pages:
         ap.error("--pages is required (or EDREW_WCXB)")
+    if args.batch < 1:
+        ap.error("--batch must be at least 1")
 
     import trafilatura
 
@@ -133,58 +140,64 @@ def main() -> int:
 
     between = BetweenUnits()
 
-    def ours(data: bytes, scorer=scorer) -> float:
-        # as `edrew extract` runs its inputs: garbage collected before each, not during it (collector.py)
+    def ours(group: list, scorer=scorer) -> list:
+        # as `edrew extract` runs its inputs: garbage collected before each group, not during it
+        # (collector.py), the group's pages scored in one call
         t0 = time.perf_counter()
         enabled = gc.isenabled()
         gc.disable()
         try:
             between.collect()
-            extract([serialize(data)], scorer=scorer)
+            extract([serialize(data) for data in group], scorer=scorer)
         finally:
             if enabled:
                 gc.enable()
-        return time.perf_counter() - t0
+        return [(time.perf_counter() - t0) / len(group)] * len(group)
 
-    def ours_tokenizer(data: bytes) -> float:
+    def ours_tokenizer(group: list) -> list:
         build = serializer_module._build
         serializer_module._build = serializer_module._build_with_tokenizer
         try:
-            return ours(data, scorer_tokenizer)
+            return ours(group, scorer_tokenizer)
         finally:
             serializer_module._build = build
 
-    def traf(data: bytes) -> float:
-        t0 = time.perf_counter()
-        trafilatura.extract(data)
-        return time.perf_counter() - t0
+    def traf(group: list) -> list:
+        out = []
+        for data in group:
+            t0 = time.perf_counter()
+            trafilatura.extract(data)
+            out.append(time.perf_counter() - t0)
+        return out
 
     extractors = {"edrew extract": ours, "edrew extract, tokenizer serializer": ours_tokenizer,
                   "trafilatura": traf}
     worker = None
     if args.rs_python:
         cpu = min(os.sched_getaffinity(0))
-        worker = extractors["rs-trafilatura"] = RsWorker(args.rs_python, cpu)
+        worker = RsWorker(args.rs_python, cpu)
+        extractors["rs-trafilatura"] = lambda group: [worker(data) for data in group]
     pages = spread_pages(args.pages, args.limit + 20)
     warm, pages = pages[:20], pages[20:]
-    for _name, data in warm:
+    for start in range(0, len(warm), args.batch):
         for fn in extractors.values():
-            fn(data)
+            fn([data for _, data in warm[start:start + args.batch]])
     names = list(extractors)
     times = {name: [] for name in names}
     from tqdm import tqdm
 
-    for i, (_name, data) in enumerate(tqdm(pages, desc="pages", unit="page")):
+    groups = [[data for _, data in pages[start:start + args.batch]] for start in range(0, len(pages), args.batch)]
+    for i, group in enumerate(tqdm(groups, desc=f"groups of {args.batch} pages", unit="group")):
         k = i % len(names)
         for name in names[k:] + names[:k]:
-            times[name].append(1000 * extractors[name](data))
+            times[name].extend(1000 * seconds for seconds in extractors[name](group))
     if worker is not None:
         worker.close()
 
     n = len(pages)
     mean = {name: sum(ms) / n for name, ms in times.items()}
     print(f"\n{n} pages (evenly spaced over {args.pages}, mean {sum(len(d) for _, d in pages) / n / 1024:.0f} KB), "
-          "one core, first sight; each page through every extractor in turn")
+          f"one core, first sight; each group of {args.batch} through every extractor in turn")
     print(f"{'':<38}{'ms/page':>10}{'pages/s':>10}{'edrew extract x':>18}")
     for name in names:
         print(f"{name:<38}{mean[name]:>10.1f}{1000 / mean[name]:>10.1f}{mean[name] / mean['edrew extract']:>18.2f}")

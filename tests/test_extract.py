@@ -179,6 +179,35 @@ def test_cli_scores_on_one_torch_thread_unless_told(model_dir, tmp_path, capsys)
     assert exit_info.value.code == 2 and "--threads: must be at least 1" in capsys.readouterr().err
 
 
+def test_cli_inputs_scored_in_groups_keep_their_order_errors_and_texts(model_dir, tmp_path, capsys):
+    pages = []
+    for i in range(5):
+        page = tmp_path / f"p{i}.html"
+        page.write_text(HTML.replace("Second paragraph.", f"Paragraph number {i} here."), encoding="utf-8")
+        pages.append(str(page))
+    empty = tmp_path / "empty.html"
+    empty.write_bytes(b"")
+    inputs = [pages[0], str(tmp_path / "missing.html"), pages[1], str(empty), pages[2], pages[3], pages[4]]
+    runs = {}
+    for batch in ("1", "2", "8"):
+        code = main(["extract", *inputs, "--model", str(model_dir), "--no-metadata", "--threshold", "0",
+                     "--batch", batch])
+        runs[batch] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert code == 1  # the missing file
+    one = runs["1"]
+    assert [r["path"] for r in one] == inputs
+    assert "error" in one[1] and one[3]["skipped"] == "empty"
+    assert [f"Paragraph number {i} here." in one[k]["text"] for i, k in enumerate((0, 2, 4, 5, 6))] == [True] * 5
+    for batch in ("2", "8"):
+        assert [(r["path"], r.get("text"), r.get("error")) for r in runs[batch]] == [
+            (r["path"], r.get("text"), r.get("error")) for r in one]
+        scores = [n["score"] for r in runs[batch] for n in r.get("nodes", [])]
+        assert scores == pytest.approx([n["score"] for r in one for n in r.get("nodes", [])], abs=1e-5)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["extract", pages[0], "--batch", "0"])
+    assert exit_info.value.code == 2 and "--batch: must be at least 1" in capsys.readouterr().err
+
+
 def test_cli_bad_model_is_one_line(tmp_path, capsys):
     code = main(["extract", str(tmp_path / "x.html"), "--model", str(tmp_path / "nomodel")])
     err = capsys.readouterr().err
