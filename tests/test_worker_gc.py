@@ -83,8 +83,12 @@ def test_edrew_extract_collects_between_inputs_and_gives_the_collector_back(tmp_
     real = collector.BetweenUnits.collect
     monkeypatch.setattr(collector.BetweenUnits, "collect", lambda self: (seen.append(gc.isenabled()), real(self)))
     assert gc.isenabled()
-    assert main(["extract", *map(str, pages), "--model", str(model), "--threshold", "0", "--no-metadata"]) == 0
-    assert seen == [False, False, False]  # once before each input, automatic collections off meanwhile
-    assert gc.isenabled()
-    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [r["path"] for r in records] == list(map(str, pages)) and all(r["text"] for r in records)
+    # once before each group of inputs scored together (--batch), automatic collections off meanwhile
+    for batch, expected in (("1", [False, False, False]), ("2", [False, False]), ("8", [False])):
+        seen.clear()
+        assert main(["extract", *map(str, pages), "--model", str(model), "--threshold", "0", "--no-metadata",
+                     "--batch", batch]) == 0
+        assert seen == expected
+        assert gc.isenabled()
+        records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert [r["path"] for r in records] == list(map(str, pages)) and all(r["text"] for r in records)

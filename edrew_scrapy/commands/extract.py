@@ -1,4 +1,4 @@
-"""`edrew extract FILE_OR_URL... [--model DIR] [--format jsonl|text] [--threshold X]`: relevant content.
+"""`edrew extract FILE_OR_URL... [--model DIR] [--format jsonl|text] [--threshold X] [--batch N]`: relevant content.
 
 jsonl (a contract): one object per input, in input order, with `path` (the input as given), `url`, `title`
 (the raw <title>), `text` (relevant node contents in document order joined by "\\n"), `nodes` (list of
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     except (ModelError, PageTypeError) as exc:
         print(f"edrew extract: {printable(exc)}", file=sys.stderr)
         return 2
-    with BetweenUnits.around() as between:  # garbage collected between inputs (collector.py)
+    with BetweenUnits.around() as between:  # garbage collected between groups of inputs (collector.py)
         return _extract_all(args, scorer, classifier, between)
 
 
