@@ -16,8 +16,9 @@ from conftest import DEMO_SITE, run_scrapy
 from scrapy.utils.test import get_crawler
 
 from edrew_scrapy.model.files import ModelError
+from edrew_scrapy.model.scorer import CACHE_SHARES
 from edrew_scrapy.scrapy import EdrewSpiderMiddleware
-from edrew_scrapy.scrapy.processpool import ProcessPool
+from edrew_scrapy.scrapy.processpool import ProcessPool, worker_cache_mb
 from edrew_scrapy.scrapy.scoring import ScoringService
 from edrew_scrapy.scrapy.settings import EdrewSettings
 from edrew_scrapy.scrapy.stats import EdrewStats
@@ -93,6 +94,29 @@ def test_workers_export_what_the_crawl_process_exports(serve, tmp_path):
         assert item.get("headline") or item.get("page_type")  # metadata was read at all
         for other in (pages0[url], pages2[url]):
             assert {k: v for k, v in item.items() if k != "nodes"} == {k: v for k, v in other.items() if k != "nodes"}
+
+
+@pytest.mark.crawl
+def test_two_workers_share_one_cache_budget(serve, tmp_path):
+    # EDREW_CACHE_MB bounds the crawl's caches together: each of 2 workers gets half, so that their
+    # caches, full after a few pages of a tiny budget, hold no more than the budget in all.
+    budget = 0.2
+    items, stats, log = crawl(tmp_path, serve(DEMO_SITE), 2, "-s", f"EDREW_CACHE_MB={budget}",
+                              "-s", "EDREW_BATCH_PAGES=1")
+    assert "in 2 worker process(es), caches 0.1 MiB each" in log and "EDREW could not" not in log
+    assert len(by_url(items, "url")) >= len(PAGES) - 1
+    for name, share in CACHE_SHARES.items():
+        assert 0 < stats[f"edrew/cache/{name}/bytes"] <= budget * 2**20 * share
+
+
+def test_each_worker_gets_its_share_of_the_cache_budget():
+    assert worker_cache_mb(128.0, 1) == 128.0 and worker_cache_mb(128.0, 2) == 64.0
+    assert worker_cache_mb(None, 2) is None  # entry limits only, in every worker
+    two = pool(get_crawler(settings_dict={"EDREW_WORKERS": 2, "EDREW_CACHE_MB": 96}))
+    try:
+        assert two.cache_mb == 48.0 and 48.0 in two._initargs
+    finally:
+        two.close()
 
 
 @pytest.mark.crawl
@@ -373,7 +397,7 @@ def test_a_worker_exits_when_the_crawl_process_is_killed(tmp_path):
         sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / "tests")!r}]
         from scrapy.utils.test import get_crawler
         import _worker_helpers
-        from edrew_scrapy.scrapy.processpool import ProcessPool
+        from edrew_scrapy.scrapy.processpool import ProcessPool, worker_cache_mb
         from edrew_scrapy.scrapy.settings import EdrewSettings
         from edrew_scrapy.scrapy.stats import EdrewStats
 
@@ -547,7 +571,7 @@ FORCED_STOP = textwrap.dedent('''
         from scrapy.utils.test import get_crawler
 
         import _worker_helpers
-        from edrew_scrapy.scrapy.processpool import ProcessPool
+        from edrew_scrapy.scrapy.processpool import ProcessPool, worker_cache_mb
         from edrew_scrapy.scrapy.scoring import terminate_at_shutdown
         from edrew_scrapy.scrapy.settings import EdrewSettings
         from edrew_scrapy.scrapy.stats import EdrewStats

@@ -158,6 +158,15 @@ def _kill_at_exit() -> None:
     _exit_hooked = True
 
 
+def worker_cache_mb(cache_mb: Optional[float], workers: int) -> Optional[float]:
+    """Each worker's share of EDREW_CACHE_MB: the budget bounds the crawl's caches together, so that a
+    second worker adds its model and its pages to the crawl's memory but not a second set of caches.
+    None (entry limits only) stays None."""
+    if cache_mb is None:
+        return None
+    return float(cache_mb) / max(1, workers)
+
+
 class ProcessPool:
     """EDREW_WORKERS processes, each with the model loaded once, running `task` on batches of pages."""
 
@@ -165,7 +174,8 @@ class ProcessPool:
                  task: Callable[[Sequence[PageInput]], List[Outcome]] = worker.process,
                  initializer: Callable[..., None] = worker.init, max_restarts: int = MAX_RESTARTS):
         self.size = conf.workers
-        self._initargs = (conf.model, conf.backend, conf.torch_threads, conf.threshold, conf.cache_mb,
+        self.cache_mb = worker_cache_mb(conf.cache_mb, conf.workers)
+        self._initargs = (conf.model, conf.backend, conf.torch_threads, conf.threshold, self.cache_mb,
                           conf.region_share, conf.metadata)
         self._task = task
         self._initializer = initializer

@@ -60,6 +60,10 @@ def load_scorer(conf: EdrewSettings):
                               conf.region_share)
 
 
+def _mib(cache_mb: Optional[float]) -> str:
+    return "bounded by entries only" if cache_mb is None else f"{cache_mb:g} MiB"
+
+
 _gc_frozen = False
 
 
@@ -238,7 +242,8 @@ class ScoringService:
                     directory or conf.model or "models/default", conf.backend, threshold,
                     f"share {region}" if region else "off", conf.items,
                     f", builder {getattr(conf.builder, '__qualname__', conf.builder)}" if conf.builder else "",
-                    f", in {conf.workers} worker process(es)" if conf.workers else "")
+                    f", in {conf.workers} worker process(es), caches {_mib(processes.cache_mb)} each"
+                    if conf.workers else "")
         return cls(crawler, conf, scorer, processes)
 
     def spider_closed(self, spider) -> None:

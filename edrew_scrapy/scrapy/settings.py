@@ -35,7 +35,7 @@ DEFAULTS = {
     "EDREW_RESUME": True,           # with JOBDIR: restart after an unclean stop; no page twice in a feed
     "EDREW_METADATA": True,         # headline, author, dates, language, site, description, page type in items
     "EDREW_COMMENTS": "field",      # reader comments: field (the item's `comments`) | text (in `text` too) | none
-    "EDREW_CACHE_MB": 128,          # the scorer's caches, per process that scores; 0: bounded by entries only
+    "EDREW_CACHE_MB": 128,          # the scorer's caches, shared out among the workers; 0: bounded by entries only
     "EDREW_PIPELINE_FIELDS": ["html"],  # EdrewPipeline: the item fields that hold a page's HTML
     "EDREW_PIPELINE_REPLACE": True,     # EdrewPipeline: replace them; False: add <field>_relevant beside
     "EDREW_REPORT_DIR": None,       # a folder: HTML reports of the first EDREW_REPORT_PAGES pages + index.html
