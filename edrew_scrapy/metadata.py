@@ -505,6 +505,63 @@ def _local_day(day: Optional[str], url: Optional[str], today: Optional[_dt.date]
     return day
 
 
+_MONTHS = {name: i for i, names in enumerate(
+    ("jan january", "feb february", "mar march", "apr april", "may", "jun june", "jul july", "aug august",
+     "sep sept september", "oct october", "nov november", "dec december"), 1) for name in names.split()}
+_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?" \
+         r"|nov(?:ember)?|dec(?:ember)?)\.?"
+# "March 9, 2026", "Dec. 18th 2025", "9 March 2026", "24 Apr 2000", "2025-02-22": the days a page's text shows
+_SHOWN_DAY = re.compile(rf"\b(?:{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)"
+                        rf"|(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH},?\s+((?:19|20)\d\d)"
+                        r"|((?:19|20)\d\d)-(\d\d)-(\d\d))\b", re.I)
+SHOWN_DATE_NODES = 200    # the first nodes of a page read for the days it shows
+SHOWN_DATE_NEAR = 20      # nodes before or after the first <h1> where a dateline is looked for
+SHOWN_DATE_CHARS = 60     # a dateline is a short text ("Updated Dec 4, 2025 · 5 min read")
+
+
+def _shown_days(text: str, today: Optional[_dt.date]) -> List[str]:
+    """The ISO days written in `text` in English or ISO form, within [MIN_YEAR, today]."""
+    out = []
+    for m in _SHOWN_DAY.finditer(text):
+        g = m.groups()
+        try:
+            if g[0]:
+                day = _dt.date(int(g[2]), _MONTHS[g[0].lower()], int(g[1]))
+            elif g[3]:
+                day = _dt.date(int(g[5]), _MONTHS[g[4].lower()], int(g[3]))
+            else:
+                day = _dt.date(int(g[6]), int(g[7]), int(g[8]))
+        except (KeyError, ValueError):
+            continue
+        if MIN_YEAR <= day.year and day <= (today or _dt.date.today()):
+            out.append(day.isoformat())
+    return out
+
+
+def _shown_day(day: Optional[str], page, today: Optional[_dt.date]) -> Optional[str]:
+    """`day`, or the one day a dateline near the page's first `<h1>` shows where the page shows `day`
+    nowhere: labelled sets (WCXB) date a page by the day it shows readers, and a page's markup often
+    declares another (a first publication the page no longer shows, a CMS's import day)."""
+    nodes = (getattr(page, "nodes", None) or [])[:SHOWN_DATE_NODES]
+    h1 = next((k for k, node in enumerate(nodes) if node.tag == "h1" and not node.hidden), None)
+    if h1 is None:
+        return day
+    near = set()
+    for k, node in enumerate(nodes):
+        # the days are looked for in short texts only: a paragraph's dates are what it tells, not its own
+        if node.hidden or len(node.content) > 160 or not _DIGIT.search(node.content):
+            continue
+        days = _shown_days(node.content, today)
+        if day in days:
+            return day
+        if days and not node.boilerplate and abs(k - h1) <= SHOWN_DATE_NEAR and len(node.content) <= SHOWN_DATE_CHARS:
+            near.update(days)
+    return near.pop() if len(near) == 1 else day
+
+
+_DIGIT = re.compile(r"\d")
+
+
 # an empty document: htmldate reads the URL before the page, so on this it reads the URL alone
 _NO_PAGE = "<html><body></body></html>"
 
@@ -813,7 +870,8 @@ def describe(declared: Declared, page=None, extraction=None, classifier=None, *,
         headline=headline or None,
         author=_page_authors(declared, primary, site, host, BYLINE_AUTHORS if bylines is None else bylines, page,
                              page_type in TEXT_BYLINE_TYPES, page_type == "forum"),
-        date_published=_local_day(_declared_date(declared, today), url, today) or declared.date_published,
+        date_published=_shown_day(_local_day(_declared_date(declared, today), url, today) or declared.date_published,
+                                  page if page_type not in UNDATED_TYPES else None, today),
         date_modified=_declared_date(declared, today, modified=True),
         language=_language(declared, items),
         site_name=site,

@@ -526,3 +526,42 @@ def test_a_cue_alone_then_the_name_in_the_next_element_names_the_author():
     page = serialize(longer, url="https://blog.example/catering")
     declared = read_declared(longer, url=page.url, today=TODAY, dates=False)
     assert describe(declared, page, page_type="article").author == []
+
+
+DATELINE = """<html><head><title>Seven SEO predictions</title><script type="application/ld+json">{"@type": "Article",
+"headline": "Seven SEO predictions", "datePublished": "2024-04-10T19:30:39Z"}</script></head><body>
+<nav><a href="/">Home</a></nav><h1>Seven SEO predictions</h1><p>{dateline}</p>
+<p>Search changes every year, and this is a long paragraph of the article's body with enough words in it.</p>
+{footer}</body></html>"""
+
+
+@pytest.mark.parametrize("dateline,footer,expected", [
+    ("Last updated: Sep 4, 2025", "", "2025-09-04"),  # the declared day shown nowhere: the dateline's
+    ("24 Apr 2000 · 3 min read", "", "2000-04-24"),
+    ("Last updated: Sep 4, 2025", "<p>First published April 10, 2024</p>", "2024-04-10"),  # shown: declared
+    ("Sep 4, 2025 – Dec 1, 2025", "", "2024-04-10"),  # two days near the heading: no one dateline
+    ("On 2 Dec 2024, the council met in the town hall and voted on the new budget for the years to come.", "",
+     "2024-04-10"),  # a sentence's date is what it tells
+    ("Updated March 9, 2027", "", "2024-04-10"),  # in the future
+])
+def test_the_day_a_pages_dateline_shows_where_it_shows_the_declared_day_nowhere(dateline, footer, expected):
+    html = DATELINE.replace("{dateline}", dateline).replace("{footer}", footer)
+    url = "https://seo.example/academy/predictions"
+    assert meta_of(html, page=serialize(html, url=url), url=url).date_published == expected
+
+
+def test_without_a_page_or_a_heading_the_declared_day_stays():
+    html = DATELINE.replace("{dateline}", "Last updated: Sep 4, 2025").replace("{footer}", "")
+    assert meta_of(html, url="https://seo.example/p").date_published == "2024-04-10"
+    no_h1 = html.replace("<h1>", "<h2>").replace("</h1>", "</h2>")
+    url = "https://seo.example/p"
+    assert meta_of(no_h1, page=serialize(no_h1, url=url), url=url).date_published == "2024-04-10"
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Updated Dec. 18th, 2025 · 12 min read", ["2025-12-18"]), ("24 Apr 2000", ["2000-04-24"]),
+    ("Last Updated: 2025-02-22", ["2025-02-22"]), ("Sept 4 2025", ["2025-09-04"]),
+    ("February 30, 2025", []), ("May 1, 1989", []), ("March 9, 2027", []), ("in 2025 and 12 May", []),
+])
+def test_shown_days(text, expected):
+    assert metadata._shown_days(text, TODAY) == expected
