@@ -717,20 +717,22 @@ def headline_from_title(title: str, site_name: Optional[str] = None, host: Optio
                         headings: Sequence[str] = ()) -> str:
     """`title` without the site's name before or after it ("How to X | Acme" -> "How to X").
 
-    A part that is one of the page's `headings` is the headline. Otherwise a part is the site's when it
-    names the site (`site_name`, or the host's name) or, with nothing to compare, when it is the last
+    A part that is one of the page's `headings` is the headline, unless it names the site or is the last
+    part and shorter than the first (a site's logo is often an `<h1>`). Otherwise a part is the site's when
+    it names the site (`site_name`, or the host's name) or, with nothing to compare, when it is the last
     part and shorter than the first. A title with no separator is returned as it is."""
     parts = [p for p in _TITLE_SEPARATORS.split(title.strip()) if p]
     if len(parts) <= 1:
         return title.strip()
-    heading_keys = {_key(h) for h in headings} - {""}
-    for part in parts:
-        if _key(part) in heading_keys:
-            return part
     names = {_key(site_name or "")}
     if host:
         names.add(_key(_host_name(host)))
     names.discard("")
+    heading_keys = {_key(h) for h in headings} - {""}
+    for i, part in enumerate(parts):
+        if _key(part) in heading_keys and not _names_site(part, names) \
+                and not (i == len(parts) - 1 and len(part.split()) < len(parts[0].split())):
+            return part
     kept = [p for p in parts if not _names_site(p, names)]
     if not kept:
         return parts[0]

@@ -565,3 +565,18 @@ def test_without_a_page_or_a_heading_the_declared_day_stays():
 ])
 def test_shown_days(text, expected):
     assert metadata._shown_days(text, TODAY) == expected
+
+
+@pytest.mark.parametrize("title,headings,host,expected", [
+    # the site's logo is an <h1>: the part that names the site, or a last part shorter than the first, is not
+    # the headline for being a heading
+    ("Discuss the VirtualBox 7.1.0 release here - virtualbox.org", ["virtualbox.org"], "forums.virtualbox.org",
+     "Discuss the VirtualBox 7.1.0 release here"),
+    ("Best Yoga Retreat Travel Insurance Options | Ambuja Yoga", ["Ambuja Yoga"], "www.ambujayoga.com",
+     "Best Yoga Retreat Travel Insurance Options"),
+    ("A brief intro to git • Cory Dransfeldt", ["Cory Dransfeldt"], "www.coryd.dev", "A brief intro to git"),
+    ("Webcams - Yosemite National Park (U.S. National Park Service)", ["Webcams"], "www.nps.gov", "Webcams"),
+    ("Introduction | Docusaurus", ["Introduction"], "docusaurus.io", "Introduction"),
+])
+def test_a_title_part_that_is_a_heading_is_the_headline_unless_it_is_the_sites_logo(title, headings, host, expected):
+    assert headline_from_title(title, None, host, headings) == expected
