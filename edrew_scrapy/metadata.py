@@ -519,9 +519,10 @@ SHOWN_DATE_NEAR = 20      # nodes before or after the first <h1> where a datelin
 SHOWN_DATE_CHARS = 60     # a dateline is a short text ("Updated Dec 4, 2025 · 5 min read")
 
 
-def _shown_days(text: str, today: Optional[_dt.date]) -> List[str]:
-    """The ISO days written in `text` in English or ISO form, within [MIN_YEAR, today]."""
-    out = []
+def _shown_days(text: str, today: Optional[_dt.date], positions: bool = False) -> List:
+    """The ISO days written in `text` in English or ISO form, within [MIN_YEAR, today] (with `positions`,
+    (where each starts, the day))."""
+    out: List = []
     for m in _SHOWN_DAY.finditer(text):
         g = m.groups()
         try:
@@ -534,29 +535,37 @@ def _shown_days(text: str, today: Optional[_dt.date]) -> List[str]:
         except (KeyError, ValueError):
             continue
         if MIN_YEAR <= day.year and day <= (today or _dt.date.today()):
-            out.append(day.isoformat())
+            out.append((m.start(), day.isoformat()) if positions else day.isoformat())
     return out
 
 
 def _shown_day(day: Optional[str], page, today: Optional[_dt.date]) -> Optional[str]:
-    """`day`, or the one day a dateline near the page's first `<h1>` shows where the page shows `day`
-    nowhere: labelled sets (WCXB) date a page by the day it shows readers, and a page's markup often
-    declares another (a first publication the page no longer shows, a CMS's import day)."""
+    """The day the page shows as its publication ("Published March 9, 2026", "Originally posted on ..."),
+    else `day` where the page shows it, else the one day a dateline near the page's first `<h1>` shows:
+    labelled sets (WCXB) date a page by the day it shows readers, and a page's markup often declares
+    another (a first publication the page no longer shows, a CMS's import day)."""
     nodes = (getattr(page, "nodes", None) or [])[:SHOWN_DATE_NODES]
     h1 = next((k for k, node in enumerate(nodes) if node.tag == "h1" and not node.hidden), None)
-    if h1 is None:
-        return day
-    near = set()
+    near, shown = set(), False
     for k, node in enumerate(nodes):
         # the days are looked for in short texts only: a paragraph's dates are what it tells, not its own
-        if node.hidden or len(node.content) > 160 or not _DIGIT.search(node.content):
+        text = node.content
+        if node.hidden or len(text) > 160 or not _DIGIT.search(text):
             continue
-        days = _shown_days(node.content, today)
-        if day in days:
-            return day
-        if days and not node.boilerplate and abs(k - h1) <= SHOWN_DATE_NEAR and len(node.content) <= SHOWN_DATE_CHARS:
-            near.update(days)
+        for start, found in _shown_days(text, today, positions=True):
+            if _PUBLISHED_CUE.search(text, 0, start):
+                return found
+            shown = shown or found == day
+            if h1 is not None and not node.boilerplate and abs(k - h1) <= SHOWN_DATE_NEAR \
+                    and len(text) <= SHOWN_DATE_CHARS:
+                near.add(found)
+    if shown or h1 is None:
+        return day
     return near.pop() if len(near) == 1 else day
+
+
+# "Published", "Originally posted on:", right before a day
+_PUBLISHED_CUE = re.compile(r"(?<!last )\b(?:published|posted)(?:\s+on)?\s*:?\s*$", re.I)  # not "Last published"
 
 
 _DIGIT = re.compile(r"\d")

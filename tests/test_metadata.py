@@ -543,6 +543,9 @@ DATELINE = """<html><head><title>Seven SEO predictions</title><script type="appl
     ("On 2 Dec 2024, the council met in the town hall and voted on the new budget for the years to come.", "",
      "2024-04-10"),  # a sentence's date is what it tells
     ("Updated March 9, 2027", "", "2024-04-10"),  # in the future
+    ("Updated Sep 4, 2025", "<p>This article was originally published on 26 Sep 2019 at 4:12pm.</p>", "2019-09-26"),
+    ("Sep 4, 2025", "<p>Last published Apr 8, 2024 by the editors, after a review of every figure in it.</p>",
+     "2025-09-04"),  # "Last published" is no publication day
 ])
 def test_the_day_a_pages_dateline_shows_where_it_shows_the_declared_day_nowhere(dateline, footer, expected):
     html = DATELINE.replace("{dateline}", dateline).replace("{footer}", footer)
@@ -580,3 +583,11 @@ def test_shown_days(text, expected):
 ])
 def test_a_title_part_that_is_a_heading_is_the_headline_unless_it_is_the_sites_logo(title, headings, host, expected):
     assert headline_from_title(title, None, host, headings) == expected
+
+
+def test_a_day_shown_as_published_wins_without_a_heading():
+    html = ("<html><head><title>Fasting</title><meta property='article:published_time' content='2026-09-03'>"
+            "</head><body><p>By Daryl Austin</p><p>Published March 9, 2026</p><p>Long enough body text of the "
+            "article for the page to have one.</p></body></html>")
+    url = "https://health.example/fasting"
+    assert meta_of(html, page=serialize(html, url=url), url=url).date_published == "2026-03-09"
