@@ -539,9 +539,10 @@ def _shown_days(text: str, today: Optional[_dt.date], positions: bool = False) -
     return out
 
 
-def _shown_day(day: Optional[str], page, today: Optional[_dt.date]) -> Optional[str]:
+def _shown_day(day: Optional[str], page, today: Optional[_dt.date], url: Optional[str] = None) -> Optional[str]:
     """The day the page shows as its publication ("Published March 9, 2026", "Originally posted on ..."),
-    else `day` where the page shows it, else the one day a dateline near the page's first `<h1>` shows:
+    else `day` where the page shows it or it is the `url`'s full date, else the one day a dateline near the
+    page's first `<h1>` shows:
     labelled sets (WCXB) date a page by the day it shows readers, and a page's markup often declares
     another (a first publication the page no longer shows, a CMS's import day)."""
     nodes = (getattr(page, "nodes", None) or [])[:SHOWN_DATE_NODES]
@@ -559,8 +560,8 @@ def _shown_day(day: Optional[str], page, today: Optional[_dt.date]) -> Optional[
             if h1 is not None and not node.boilerplate and abs(k - h1) <= SHOWN_DATE_NEAR \
                     and len(text) <= SHOWN_DATE_CHARS:
                 near.add(found)
-    if shown or h1 is None:
-        return day
+    if shown or h1 is None or (day and url and _URL_DAY.search(url) and day == _url_date(url, today)):
+        return day  # the URL's full date is the site's own dating of the page
     return near.pop() if len(near) == 1 else day
 
 
@@ -882,7 +883,7 @@ def describe(declared: Declared, page=None, extraction=None, classifier=None, *,
         author=_page_authors(declared, primary, site, host, BYLINE_AUTHORS if bylines is None else bylines, page,
                              page_type in TEXT_BYLINE_TYPES, page_type == "forum"),
         date_published=_shown_day(_local_day(_declared_date(declared, today), url, today) or declared.date_published,
-                                  page if page_type not in UNDATED_TYPES else None, today),
+                                  page if page_type not in UNDATED_TYPES else None, today, url),
         date_modified=_declared_date(declared, today, modified=True),
         language=_language(declared, items),
         site_name=site,

@@ -591,3 +591,11 @@ def test_a_day_shown_as_published_wins_without_a_heading():
             "article for the page to have one.</p></body></html>")
     url = "https://health.example/fasting"
     assert meta_of(html, page=serialize(html, url=url), url=url).date_published == "2026-03-09"
+
+
+def test_a_declared_day_that_is_the_urls_full_date_is_not_replaced_by_a_dateline():
+    html = DATELINE.replace("{dateline}", "By Steven Solomon July 29, 2016").replace("{footer}", "")
+    html = html.replace("2024-04-10T19:30:39Z", "2016-07-30T01:00:00Z")
+    for url, expected in (("https://news.example/2016/07/30/yahoo-sale", "2016-07-30"),
+                          ("https://news.example/yahoo-sale", "2016-07-29")):
+        assert meta_of(html, page=serialize(html, url=url), url=url).date_published == expected
