@@ -505,6 +505,73 @@ def _local_day(day: Optional[str], url: Optional[str], today: Optional[_dt.date]
     return day
 
 
+_MONTHS = {name: i for i, names in enumerate(
+    ("jan january", "feb february", "mar march", "apr april", "may", "jun june", "jul july", "aug august",
+     "sep sept september", "oct october", "nov november", "dec december"), 1) for name in names.split()}
+_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?" \
+         r"|nov(?:ember)?|dec(?:ember)?)\.?"
+# "March 9, 2026", "Dec. 18th 2025", "9 March 2026", "24 Apr 2000", "2025-02-22": the days a page's text shows
+_SHOWN_DAY = re.compile(rf"\b(?:{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)"
+                        rf"|(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH},?\s+((?:19|20)\d\d)"
+                        r"|((?:19|20)\d\d)-(\d\d)-(\d\d))\b", re.I)
+SHOWN_DATE_NODES = 200    # the first nodes of a page read for the days it shows
+SHOWN_DATE_NEAR = 20      # nodes before or after the first <h1> where a dateline is looked for
+SHOWN_DATE_CHARS = 60     # a dateline is a short text ("Updated Dec 4, 2025 · 5 min read")
+
+
+def _shown_days(text: str, today: Optional[_dt.date], positions: bool = False) -> List:
+    """The ISO days written in `text` in English or ISO form, within [MIN_YEAR, today] (with `positions`,
+    (where each starts, the day))."""
+    out: List = []
+    for m in _SHOWN_DAY.finditer(text):
+        g = m.groups()
+        try:
+            if g[0]:
+                day = _dt.date(int(g[2]), _MONTHS[g[0].lower()], int(g[1]))
+            elif g[3]:
+                day = _dt.date(int(g[5]), _MONTHS[g[4].lower()], int(g[3]))
+            else:
+                day = _dt.date(int(g[6]), int(g[7]), int(g[8]))
+        except (KeyError, ValueError):
+            continue
+        if MIN_YEAR <= day.year and day <= (today or _dt.date.today()):
+            out.append((m.start(), day.isoformat()) if positions else day.isoformat())
+    return out
+
+
+def _shown_day(day: Optional[str], page, today: Optional[_dt.date], url: Optional[str] = None) -> Optional[str]:
+    """The day the page shows as its publication ("Published March 9, 2026", "Originally posted on ..."),
+    else `day` where the page shows it or it is the `url`'s full date, else the one day a dateline near the
+    page's first `<h1>` shows:
+    labelled sets (WCXB) date a page by the day it shows readers, and a page's markup often declares
+    another (a first publication the page no longer shows, a CMS's import day)."""
+    nodes = (getattr(page, "nodes", None) or [])[:SHOWN_DATE_NODES]
+    h1 = next((k for k, node in enumerate(nodes) if node.tag == "h1" and not node.hidden), None)
+    near, shown = set(), False
+    for k, node in enumerate(nodes):
+        # the days are looked for in short texts only: a paragraph's dates are what it tells, not its own
+        text = node.content
+        if node.hidden or len(text) > 160 or not _DIGIT.search(text):
+            continue
+        for start, found in _shown_days(text, today, positions=True):
+            if _PUBLISHED_CUE.search(text, 0, start):
+                return found
+            shown = shown or found == day
+            if h1 is not None and not node.boilerplate and abs(k - h1) <= SHOWN_DATE_NEAR \
+                    and len(text) <= SHOWN_DATE_CHARS:
+                near.add(found)
+    if shown or h1 is None or (day and url and _URL_DAY.search(url) and day == _url_date(url, today)):
+        return day  # the URL's full date is the site's own dating of the page
+    return near.pop() if len(near) == 1 else day
+
+
+# "Published", "Originally posted on:", right before a day
+_PUBLISHED_CUE = re.compile(r"(?<!last )\b(?:published|posted)(?:\s+on)?\s*:?\s*$", re.I)  # not "Last published"
+
+
+_DIGIT = re.compile(r"\d")
+
+
 # an empty document: htmldate reads the URL before the page, so on this it reads the URL alone
 _NO_PAGE = "<html><body></body></html>"
 
@@ -660,20 +727,22 @@ def headline_from_title(title: str, site_name: Optional[str] = None, host: Optio
                         headings: Sequence[str] = ()) -> str:
     """`title` without the site's name before or after it ("How to X | Acme" -> "How to X").
 
-    A part that is one of the page's `headings` is the headline. Otherwise a part is the site's when it
-    names the site (`site_name`, or the host's name) or, with nothing to compare, when it is the last
+    A part that is one of the page's `headings` is the headline, unless it names the site or is the last
+    part and shorter than the first (a site's logo is often an `<h1>`). Otherwise a part is the site's when
+    it names the site (`site_name`, or the host's name) or, with nothing to compare, when it is the last
     part and shorter than the first. A title with no separator is returned as it is."""
     parts = [p for p in _TITLE_SEPARATORS.split(title.strip()) if p]
     if len(parts) <= 1:
         return title.strip()
-    heading_keys = {_key(h) for h in headings} - {""}
-    for part in parts:
-        if _key(part) in heading_keys:
-            return part
     names = {_key(site_name or "")}
     if host:
         names.add(_key(_host_name(host)))
     names.discard("")
+    heading_keys = {_key(h) for h in headings} - {""}
+    for i, part in enumerate(parts):
+        if _key(part) in heading_keys and not _names_site(part, names) \
+                and not (i == len(parts) - 1 and len(part.split()) < len(parts[0].split())):
+            return part
     kept = [p for p in parts if not _names_site(p, names)]
     if not kept:
         return parts[0]
@@ -813,7 +882,8 @@ def describe(declared: Declared, page=None, extraction=None, classifier=None, *,
         headline=headline or None,
         author=_page_authors(declared, primary, site, host, BYLINE_AUTHORS if bylines is None else bylines, page,
                              page_type in TEXT_BYLINE_TYPES, page_type == "forum"),
-        date_published=_local_day(_declared_date(declared, today), url, today) or declared.date_published,
+        date_published=_shown_day(_local_day(_declared_date(declared, today), url, today) or declared.date_published,
+                                  page if page_type not in UNDATED_TYPES else None, today, url),
         date_modified=_declared_date(declared, today, modified=True),
         language=_language(declared, items),
         site_name=site,

@@ -526,3 +526,76 @@ def test_a_cue_alone_then_the_name_in_the_next_element_names_the_author():
     page = serialize(longer, url="https://blog.example/catering")
     declared = read_declared(longer, url=page.url, today=TODAY, dates=False)
     assert describe(declared, page, page_type="article").author == []
+
+
+DATELINE = """<html><head><title>Seven SEO predictions</title><script type="application/ld+json">{"@type": "Article",
+"headline": "Seven SEO predictions", "datePublished": "2024-04-10T19:30:39Z"}</script></head><body>
+<nav><a href="/">Home</a></nav><h1>Seven SEO predictions</h1><p>{dateline}</p>
+<p>Search changes every year, and this is a long paragraph of the article's body with enough words in it.</p>
+{footer}</body></html>"""
+
+
+@pytest.mark.parametrize("dateline,footer,expected", [
+    ("Last updated: Sep 4, 2025", "", "2025-09-04"),  # the declared day shown nowhere: the dateline's
+    ("24 Apr 2000 · 3 min read", "", "2000-04-24"),
+    ("Last updated: Sep 4, 2025", "<p>First published April 10, 2024</p>", "2024-04-10"),  # shown: declared
+    ("Sep 4, 2025 – Dec 1, 2025", "", "2024-04-10"),  # two days near the heading: no one dateline
+    ("On 2 Dec 2024, the council met in the town hall and voted on the new budget for the years to come.", "",
+     "2024-04-10"),  # a sentence's date is what it tells
+    ("Updated March 9, 2027", "", "2024-04-10"),  # in the future
+    ("Updated Sep 4, 2025", "<p>This article was originally published on 26 Sep 2019 at 4:12pm.</p>", "2019-09-26"),
+    ("Sep 4, 2025", "<p>Last published Apr 8, 2024 by the editors, after a review of every figure in it.</p>",
+     "2025-09-04"),  # "Last published" is no publication day
+])
+def test_the_day_a_pages_dateline_shows_where_it_shows_the_declared_day_nowhere(dateline, footer, expected):
+    html = DATELINE.replace("{dateline}", dateline).replace("{footer}", footer)
+    url = "https://seo.example/academy/predictions"
+    assert meta_of(html, page=serialize(html, url=url), url=url).date_published == expected
+
+
+def test_without_a_page_or_a_heading_the_declared_day_stays():
+    html = DATELINE.replace("{dateline}", "Last updated: Sep 4, 2025").replace("{footer}", "")
+    assert meta_of(html, url="https://seo.example/p").date_published == "2024-04-10"
+    no_h1 = html.replace("<h1>", "<h2>").replace("</h1>", "</h2>")
+    url = "https://seo.example/p"
+    assert meta_of(no_h1, page=serialize(no_h1, url=url), url=url).date_published == "2024-04-10"
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Updated Dec. 18th, 2025 · 12 min read", ["2025-12-18"]), ("24 Apr 2000", ["2000-04-24"]),
+    ("Last Updated: 2025-02-22", ["2025-02-22"]), ("Sept 4 2025", ["2025-09-04"]),
+    ("February 30, 2025", []), ("May 1, 1989", []), ("March 9, 2027", []), ("in 2025 and 12 May", []),
+])
+def test_shown_days(text, expected):
+    assert metadata._shown_days(text, TODAY) == expected
+
+
+@pytest.mark.parametrize("title,headings,host,expected", [
+    # the site's logo is an <h1>: the part that names the site, or a last part shorter than the first, is not
+    # the headline for being a heading
+    ("Discuss the VirtualBox 7.1.0 release here - virtualbox.org", ["virtualbox.org"], "forums.virtualbox.org",
+     "Discuss the VirtualBox 7.1.0 release here"),
+    ("Best Yoga Retreat Travel Insurance Options | Ambuja Yoga", ["Ambuja Yoga"], "www.ambujayoga.com",
+     "Best Yoga Retreat Travel Insurance Options"),
+    ("A brief intro to git • Cory Dransfeldt", ["Cory Dransfeldt"], "www.coryd.dev", "A brief intro to git"),
+    ("Webcams - Yosemite National Park (U.S. National Park Service)", ["Webcams"], "www.nps.gov", "Webcams"),
+    ("Introduction | Docusaurus", ["Introduction"], "docusaurus.io", "Introduction"),
+])
+def test_a_title_part_that_is_a_heading_is_the_headline_unless_it_is_the_sites_logo(title, headings, host, expected):
+    assert headline_from_title(title, None, host, headings) == expected
+
+
+def test_a_day_shown_as_published_wins_without_a_heading():
+    html = ("<html><head><title>Fasting</title><meta property='article:published_time' content='2026-09-03'>"
+            "</head><body><p>By Daryl Austin</p><p>Published March 9, 2026</p><p>Long enough body text of the "
+            "article for the page to have one.</p></body></html>")
+    url = "https://health.example/fasting"
+    assert meta_of(html, page=serialize(html, url=url), url=url).date_published == "2026-03-09"
+
+
+def test_a_declared_day_that_is_the_urls_full_date_is_not_replaced_by_a_dateline():
+    html = DATELINE.replace("{dateline}", "By Steven Solomon July 29, 2016").replace("{footer}", "")
+    html = html.replace("2024-04-10T19:30:39Z", "2016-07-30T01:00:00Z")
+    for url, expected in (("https://news.example/2016/07/30/yahoo-sale", "2016-07-30"),
+                          ("https://news.example/yahoo-sale", "2016-07-29")):
+        assert meta_of(html, page=serialize(html, url=url), url=url).date_published == expected
