@@ -32,6 +32,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
 
 from .declared import KINDS
+from .serializer import too_deep_for_lexbor
 
 __all__ = ["Declared", "Metadata", "describe", "headline_from_title", "page_metadata", "read_declared",
            "MAX_HTML_CHARS", "MAX_JSONLD_CHARS", "MAX_ITEMSCOPES", "MIN_YEAR", "METADATA_FIELDS"]
@@ -130,6 +131,13 @@ def _read(html: HtmlInput, encoding: Optional[str], url: Optional[str]) -> Tuple
     if len(text) > MAX_HTML_CHARS:
         text = text[:MAX_HTML_CHARS]
         skipped.append("too-large")
+    if too_deep_for_lexbor(text):
+        # lexbor's time grows with depth x tags (a 200,000-deep page: minutes): read what precedes <body>,
+        # where pages declare their metadata, and nothing of a head that is itself too deep
+        text = text[:_body_start(text)]
+        skipped.append("too-deep")
+        if too_deep_for_lexbor(text):
+            return Declared(skipped=tuple(skipped)), None
     try:
         tree = LexborHTMLParser(text) if text.strip() else None
     except Exception:  # noqa: BLE001 - lexbor refuses a document it cannot decode
@@ -155,6 +163,14 @@ def _read(html: HtmlInput, encoding: Optional[str], url: Optional[str]) -> Tuple
     declared.headings = [_clean(h.text()) for h in tree.css("h1")[:5]]
     declared.skipped = tuple(skipped)
     return declared, text
+
+
+_BODY_TAG = re.compile(r"<body[\s>/]", re.I)
+
+
+def _body_start(text: str) -> int:
+    found = _BODY_TAG.search(text)
+    return found.start() if found else 0
 
 
 def _decode(html: HtmlInput, encoding: Optional[str]) -> str:

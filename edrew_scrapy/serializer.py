@@ -6,7 +6,7 @@ million unclosed tags cost what their size costs:
 1. lexbor's HTML5 tree (the tree a browser builds) -> element records (name, parent, attributes,
    position `countTags`, text segments, the flags it inherits), in document order with an explicit
    stack; a record is an index into parallel lists, not an object per element. Pages nested
-   deeper than lexbor handles in linear time (a cheap check, `_too_deep_for_lexbor`) are read with
+   deeper than lexbor handles in linear time (a cheap check, `too_deep_for_lexbor`) are read with
    our own tokenizer instead, with an explicit stack and HTML's implied end tags simplified (an open
    <p> closes before a <div>, <li> before the next <li>, ...);
 2. records -> nodes: formatter children (and inline children of mixed text) are merged into their
@@ -277,7 +277,7 @@ def serialize(data: Union[bytes, bytearray, memoryview, str], *, encoding: Optio
 
 def _build(text: str, config: SerializerConfig, url: Optional[str]) -> Page:
     """The page from lexbor's tree, or from our tokenizer where lexbor would not be linear."""
-    if _too_deep_for_lexbor(text):
+    if too_deep_for_lexbor(text):
         return _Builder(config, url).build(text)
     page = _Builder(config, url).build_tree(text)
     if not page.nodes:
@@ -1290,7 +1290,7 @@ def _close_self_closed_raw_text(text: str) -> str:
     return _SELF_CLOSED_RAW_TEXT.sub(r"<\1\2></\1>", text)
 
 
-def _too_deep_for_lexbor(text: str) -> bool:
+def too_deep_for_lexbor(text: str) -> bool:
     """A cheap, linear check (a regex and C-level iteration) that the page could nest past
     _LEXBOR_MAX_DEPTH: start tags open a level, end tags close one, never below the top; end tags of a
     name that has fewer start tags (which lexbor ignores) count as not closing anything. Read in chunks,

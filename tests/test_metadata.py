@@ -178,10 +178,14 @@ def test_deeply_nested_json_ld_and_microdata():
     deep = "[" * 100_000 + "]" * 100_000
     html = f'<html><head><script type="application/ld+json">{deep}</script></head><body><p>x</p></body></html>'
     assert "jsonld" in meta_of(html).skipped
-    nested = '<div itemscope itemtype="https://schema.org/WebPage" itemprop="x">' * 3000 + "</div>" * 3000
+    # 400 levels: within what browsers build, past what extruct's recursion reads
+    nested = '<div itemscope itemtype="https://schema.org/WebPage" itemprop="x">' * 400 + "</div>" * 400
     m = meta_of(f"<html><body>{nested}<p>text</p></body></html>")
     assert "microdata" in m.skipped  # extruct's recursion gives up; the rest of the page is read
     assert m.date_published == "2025-09-04"  # from the URL, through htmldate
+    deeper = '<div itemscope itemtype="https://schema.org/WebPage" itemprop="x">' * 3000 + "</div>" * 3000
+    m = meta_of(f"<html><body>{deeper}<p>text</p></body></html>")
+    assert m.skipped == ("too-deep",) and m.date_published == "2025-09-04"  # the body is not parsed
     many = '<span itemscope itemtype="https://schema.org/Product"><b itemprop="name">n</b></span>' * 3000
     assert "microdata-too-many" in meta_of(f"<html><body>{many}</body></html>").skipped
 
@@ -194,6 +198,21 @@ def test_oversized_input_is_cut_and_counted(monkeypatch):
             f'<body>{"<p>a</p>" * 2000}</body></html>')
     m = meta_of(html)
     assert {"too-large", "jsonld-too-large"} <= set(m.skipped) and m.headline is None or m.headline != "x" * 200
+
+
+def test_a_page_nested_past_browsers_depth_keeps_its_head_and_counts_the_body_as_too_deep():
+    # lexbor's time grows with depth x tags: a body 20,000 <div>s deep is not parsed (the serializer
+    # reads such a page with its own tokenizer); what <head> declares is still read
+    deep = "<div>" * 20_000 + "<p>Deep text</p>" + "</div>" * 20_000
+    m = meta_of('<html lang="de"><head><title>Deep | Site</title><meta property="og:title" content="Deep page">'
+                f"</head><body>{deep}</body></html>")
+    assert "too-deep" in m.skipped
+    assert (m.headline, m.language) == ("Deep page", "de")
+
+
+def test_a_head_nested_past_browsers_depth_gives_no_metadata_and_counts_it():
+    m = meta_of("<html><head><title>T</title>" + "<div>" * 20_000 + "</head><body><p>text</p></body></html>")
+    assert "too-deep" in m.skipped and m.headline is None
 
 
 @pytest.mark.parametrize("data", [b"", "", b"\x00\x01\x02", "\x0b\x0c", b"\xff\xfe<html>\x00<p>x",

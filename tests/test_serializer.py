@@ -29,7 +29,7 @@ JOINED = "Emoji \U0001f469\u200d\U0001f4bb and \u0645\u06cc\u200c\u062e\u0648\u0
 
 @pytest.mark.parametrize("tokenizer", [False, True])
 def test_characters_a_reader_never_sees_are_not_in_the_text(tokenizer, monkeypatch):
-    monkeypatch.setattr(serializer, "_too_deep_for_lexbor", lambda text: tokenizer)
+    monkeypatch.setattr(serializer, "too_deep_for_lexbor", lambda text: tokenizer)
     page = serialize("<html><head><title>Ver&shy;waltung\ufeff</title></head><body>"
                      "<p>Die Ver&shy;wal\u00adtung\u200b der Stadt&#x2060;verwaltung &#8203; tagt.</p>"
                      f"<p>&shy;\u200b</p><p>{JOINED}</p></body></html>")
@@ -314,7 +314,7 @@ def test_aside_is_boilerplate_inside_an_article_too():
 @pytest.mark.parametrize("tokenizer", [False, True])
 def test_custom_elements_named_for_navigation_are_nav_boilerplate(tokenizer, monkeypatch):
     # our own tokenizer reads pages too deep for lexbor: both paths name the same elements
-    monkeypatch.setattr(serializer, "_too_deep_for_lexbor", lambda text: tokenizer)
+    monkeypatch.setattr(serializer, "too_deep_for_lexbor", lambda text: tokenizer)
     page = serialize("<body><pp-navigation><ul><li><a href='/a'>Arbeit</a></li></ul></pp-navigation>"
                      "<site-nav><a href='/b'>Soziales</a></site-nav><x-mega-menu><p>Themen</p></x-mega-menu>"
                      "<main><article-body><p>Story.</p></article-body><menu-item><p>Item</p></menu-item>"
