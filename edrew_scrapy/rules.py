@@ -25,15 +25,15 @@ from .page import Page
 from .tokens import retps_shape
 from .words import count_words
 
-__all__ = ["ARTICLE_WORDS", "AUTHOR_BOX_WORDS", "CAPTION_WORDS", "CHROME_WORDS", "COMMENT_WORDS", "CONSENT_WORDS",
-           "CREDIT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT", "LEAD_WORDS", "MAIN_REGION_SHARE",
-           "OPTIONAL_RULES", "PAGE_BEST_SHARE", "PAYWALL_WORDS", "REASONS", "RELATED_WORDS", "SCREEN_READER_CLASSES",
-           "SIGNUP_WORDS", "STANDFIRST_WORDS", "TEASER_ITEMS", "Decision", "comments_are_content", "explain",
-           "for_screen_readers_only", "headline_node", "in_author_box", "in_caption", "in_comments",
-           "in_consent_notice", "in_credit_line", "in_customer_reviews", "in_form_control", "in_page_chrome",
-           "in_paywall_prompt", "in_related_box", "in_signup_box",
-           "is_product_page", "is_relevant", "is_share_heading", "layout_duplicates", "main_region",
-           "reader_comment_nodes", "relevant_mask", "settled", "standfirst_nodes"]
+__all__ = ["ARTICLE_WORDS", "AUTHOR_BOX_WORDS", "CAPTION_WORDS", "CHROME_WORDS", "COMMENT_FORM_WORDS", "COMMENT_WORDS",
+           "CONSENT_WORDS", "CREDIT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT", "LEAD_WORDS", "LIKE_WORDS",
+           "MAIN_REGION_SHARE", "OPTIONAL_RULES", "PAGE_BEST_SHARE", "PAYWALL_WORDS", "REASONS", "RELATED_WORDS",
+           "SCREEN_READER_CLASSES", "SIGNUP_WORDS", "STANDFIRST_WORDS", "TEASER_ITEMS", "Decision",
+           "comments_are_content", "explain", "for_screen_readers_only", "headline_node", "in_author_box",
+           "in_caption", "in_comment_form", "in_comments", "in_consent_notice", "in_credit_line",
+           "in_customer_reviews", "in_form_control", "in_like_button", "in_page_chrome", "in_paywall_prompt",
+           "in_related_box", "in_signup_box", "is_product_page", "is_relevant", "is_share_heading",
+           "layout_duplicates", "main_region", "reader_comment_nodes", "relevant_mask", "settled", "standfirst_nodes"]
 
 
 def is_relevant(node, score: float, threshold: float) -> bool:
@@ -223,6 +223,33 @@ def _short_in_box(node, token: "re.Pattern", most_words: int) -> bool:
     if count_words(node.content) > most_words:
         return False
     return any(token.search(t) for t in _near_classes(node))
+
+
+# Class words of a reader-comment reply form (WordPress's "comment-respond" / "comment-reply-title" / "comment-form",
+# the "respond" anchor): its heading ("Leave a Comment", "Kommentieren") and its notes ("Your email address will not
+# be published") are no one's text, even on a page whose comments are its content.
+_COMMENT_FORM_TOKEN = re.compile(r"comment-?respond|comment-?form|reply-?title|^respond$")
+# A reply form's heading and notes are short; a longer text under such a class is left to the other rules.
+COMMENT_FORM_WORDS = 30
+
+
+def in_comment_form(node) -> bool:
+    """The node is a text of at most COMMENT_FORM_WORDS words in a comment reply form (_COMMENT_FORM_TOKEN on a
+    class of its own or of its two nearest ancestors)."""
+    return _short_in_box(node, _COMMENT_FORM_TOKEN, COMMENT_FORM_WORDS)
+
+
+# Class words of a like button or a likes counter (Jetpack's "likes-text" / "wpl-likebox", a "like-button"):
+# "%d Bloggern gefällt das:", "Like this:", "12 likes".
+_LIKE_TOKEN = re.compile(r"(?:^|[-_])(?:likes?|likebox|like-?button|wpl-likebox)(?:[-_]|$)")
+# A like line is a few words; a longer text under such a class is left to the model.
+LIKE_WORDS = 6
+
+
+def in_like_button(node) -> bool:
+    """The node is a text of at most LIKE_WORDS words in a like button or likes counter (_LIKE_TOKEN on a class of
+    its own or of its two nearest ancestors)."""
+    return _short_in_box(node, _LIKE_TOKEN, LIKE_WORDS)
 
 
 # Class words of a newsletter or subscription sign-up box ("newsletter-box", WordPress.com's "blog-subscribe",
@@ -499,8 +526,8 @@ def _reader_comments(page: Page, keep: Sequence[bool]) -> Optional[List[bool]]:
 # The rules that relevant_mask(off=...) and explain(off=...) can leave out: the article rules by the reason
 # they give, the main region's widening to the text after the headline (_holding_lead) and the standfirst
 # kept beside the region (standfirst_nodes).
-ARTICLE_RULES = ("reader-comments", "page-chrome", "share-headings", "related-boxes", "signup-boxes", "credit-lines",
-                 "consent-notices", "paywall-prompts", "author-boxes", "captions")
+ARTICLE_RULES = ("reader-comments", "comment-forms", "page-chrome", "like-buttons", "share-headings", "related-boxes",
+                 "signup-boxes", "credit-lines", "consent-notices", "paywall-prompts", "author-boxes", "captions")
 OPTIONAL_RULES = ARTICLE_RULES + ("headline-lead", "standfirst", "paragraph-region")
 
 
@@ -512,15 +539,16 @@ def _check_off(off: Collection[str]) -> frozenset:
     return off
 
 
-_ARTICLE_TESTS = {"page-chrome": in_page_chrome, "share-headings": is_share_heading, "related-boxes": in_related_box,
+_ARTICLE_TESTS = {"comment-forms": in_comment_form, "like-buttons": in_like_button, "page-chrome": in_page_chrome,
+                  "share-headings": is_share_heading, "related-boxes": in_related_box,
                   "signup-boxes": in_signup_box, "credit-lines": in_credit_line, "consent-notices": in_consent_notice,
                   "paywall-prompts": in_paywall_prompt, "author-boxes": in_author_box}
 
 
 def _article_rules(page: Page, keep: Sequence[bool], off: Collection[str]):
     """(reason, nodes to drop) of the rules against an article's surroundings, in order, each on what the
-    one before left kept: reader comments, share and gallery chrome, share bars' headings, related posts,
-    sign-up boxes, credit lines, consent notices, paywall pitches, author boxes, captions."""
+    one before left kept: reader comments, comment reply forms, share and gallery chrome, like buttons, share bars'
+    headings, related posts, sign-up boxes, credit lines, consent notices, paywall pitches, author boxes, captions."""
     keep = list(keep)
     for reason in ARTICLE_RULES:
         if reason in off:
@@ -712,7 +740,9 @@ REASONS = {
     "below-threshold": "dropped: scores below the page's threshold",
     "customer-reviews": "dropped: customer reviews on a page that declares a product",
     "reader-comments": "dropped: a reader-comment section on a page whose content it is not",
+    "comment-forms": "dropped: a comment reply form's heading or note",
     "page-chrome": "dropped: a share, print or photo-gallery control",
+    "like-buttons": "dropped: a like button or likes counter",
     "share-headings": "dropped: the heading of a share bar",
     "related-boxes": "dropped: a short text in a box of related, recommended or recent posts",
     "signup-boxes": "dropped: a newsletter or subscription sign-up box",
