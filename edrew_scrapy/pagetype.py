@@ -39,7 +39,14 @@ _DATE = re.compile(r"\b(?:19|20)\d\d[-/.]\d{1,2}[-/.]\d{1,2}\b|\b(?:jan|feb|mar|
                    r"[a-z]*\.? \d{1,2},? (?:19|20)\d\d\b|\b\d{1,2} (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
                    r"[a-z]* (?:19|20)\d\d\b", re.I)
 _WORD = re.compile(r"^[^\W\d_]{3,20}$")
+# _WORD's words among words joined by spaces, found in one search instead of one match a word
+_WORD_IN = re.compile(r"(?<!\S)[^\W\d_]{3,20}(?!\S)")
 _DIGIT = re.compile(r"\d")  # every _PRICE and _DATE pattern holds one
+# what a text needs for _PRICE (a currency sign, or a currency's code: casefold() maps every character that
+# re.I lets match one of the code's letters onto it) and for _DATE (a year's first two digits), checked
+# without a regex: most short texts with a digit hold neither, and each regex tries every position
+_PRICE_SIGNS = ("$", "€", "£", "¥", "₹")
+_PRICE_CODES = ("€", "zł", "kr", "eur", "usd", "gbp")
 
 # words read for the word features (headings' and the rest's, outside boilerplate), the first of the page
 MAX_WORDS = 1_000
@@ -75,10 +82,11 @@ def page_features(page, url: Optional[str] = None) -> Dict[str, float]:
     text_words: Counter = Counter()
     read = 0
     for node in nodes:
-        n = len(node.content)
+        content = node.content
+        n = len(content)
         chars += n
         links += node.link_chars
-        words += len(node.content.split())
+        words += len(content.split())
         groups[_TAG_TO_GROUP.get(node.tag, "other")] += 1
         images += len(node.images)
         if node.hidden:
@@ -87,15 +95,19 @@ def page_features(page, url: Optional[str] = None) -> Dict[str, float]:
             boiler += 1
             continue
         # prices and dates are short texts with a digit; reading every paragraph for them cost more
-        if n < 400 and _DIGIT.search(node.content):
-            prices += bool(_PRICE.search(node.content))
-            dates += bool(_DATE.search(node.content))
+        if n < 400 and _DIGIT.search(content):
+            if any(sign in content for sign in _PRICE_SIGNS):
+                prices += bool(_PRICE.search(content))
+            else:
+                folded = content.casefold()
+                prices += any(code in folded for code in _PRICE_CODES) and bool(_PRICE.search(content))
+            dates += ("19" in content or "20" in content) and bool(_DATE.search(content))
         if read < MAX_WORDS:
             prefix = "h:" if node.tag in ("h1", "h2", "h3", "title") else "w:"
-            for w in split_words(node.content.lower(), 100):
-                read += 1
-                if _WORD.match(w):
-                    text_words[prefix + w] = 1
+            found = split_words(content.lower(), 100)
+            read += len(found)
+            for w in _WORD_IN.findall(" ".join(found)):
+                text_words[prefix + w] = 1
     total = max(1, len(nodes))
     feats["n_nodes"] = math.log1p(len(nodes))
     feats["n_words"] = math.log1p(words)
