@@ -1,12 +1,14 @@
 """CPU time of a page's metadata next to serialising and scoring it, on WCXB pages; and against another
-revision's metadata.py, side by side, as ratios.
+revision's metadata.py and pagetype.py, side by side, as ratios.
 
 Each page is serialised, scored (extract) and described (metadata.page_metadata with the shipped page-type
-classifier) in turn. With `--against REV` the metadata.py of git revision REV is loaded beside this one and
-both describe every page, in alternating order; the ratios (this / REV) and how many pages get the same
-fields from both are printed. One warm-up pass first, not counted: it holds one-time costs (dateparser,
-which htmldate's text search loads, takes seconds to initialise; the scorer's caches fill). htmldate's cache
-of parsed date texts is emptied before each description, so every page pays its date parses as a new one.
+classifier) in turn. With `--against REV` the metadata.py and pagetype.py of git revision REV are loaded
+beside this checkout's (REV's metadata with REV's page-type features and the same shipped weights) and both
+describe every page twice, A B B A on even pages and B A A B on odd ones; the ratios (this / REV) and how
+many pages get the same fields from both are printed. One warm-up pass first, not counted: it holds one-time
+costs (dateparser, which htmldate's text search loads, takes seconds to initialise; the scorer's caches fill).
+htmldate's cache of parsed date texts is emptied before each description, so every page pays its date parses
+as a new one.
 
     nice -n 10 python benchmarks/metadata_cost.py /work/shared/datasets/wcxb-dev --every 15 --pages 100 --against main
 """
@@ -35,14 +37,14 @@ from edrew_scrapy.serializer import serialize
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def metadata_of_revision(rev: str):
-    """edrew_scrapy/metadata.py as it is at git revision `rev`, imported as a module of the package (its
+def module_of_revision(rev: str, name: str = "metadata"):
+    """edrew_scrapy/NAME.py as it is at git revision `rev`, imported as a module of the package (its
     relative imports resolve against this checkout)."""
-    source = subprocess.run(["git", "show", f"{rev}:edrew_scrapy/metadata.py"], cwd=ROOT, check=True,
+    source = subprocess.run(["git", "show", f"{rev}:edrew_scrapy/{name}.py"], cwd=ROOT, check=True,
                             capture_output=True, text=True).stdout
-    path = Path(tempfile.mkdtemp(prefix="edrew-metadata-")) / "metadata_against.py"
+    path = Path(tempfile.mkdtemp(prefix="edrew-metadata-")) / f"{name}_against.py"
     path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("edrew_scrapy._metadata_against", path)
+    spec = importlib.util.spec_from_file_location(f"edrew_scrapy._{name}_against", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
@@ -63,7 +65,10 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     root = Path(args.root)
     scorer, classifier = load_model(None), default_classifier(None)
-    other = metadata_of_revision(args.against) if args.against else None
+    other = module_of_revision(args.against) if args.against else None
+    # the revision's page-type features (its classifier's predict), with the same shipped weights
+    other_classifier = (module_of_revision(args.against, "pagetype").default_classifier(None)
+                        if other and classifier is not None else classifier)
     ids = page_ids(root)[:: args.every][: args.pages]
     inputs = []
     for page_id in ids:
@@ -80,15 +85,25 @@ def main(argv=None) -> int:
             c = time.process_time()
             times["serialise"].append(b - a)
             times["extract"].append(c - b)
-            order = [("metadata", page_metadata)] + ([("against", other.page_metadata)] if other else [])
+            order = [("metadata", page_metadata, classifier)] + ([("against", other.page_metadata, other_classifier)]
+                                                                 if other else [])
             found = {}
-            for name, describe in (order if n % 2 == 0 else order[::-1]):
+            spent = {name: 0.0 for name, _, _ in order}
+            # each revision describes the page twice, A B B A on even pages and B A A B on odd ones: the one
+            # described first after extract meets colder caches (and the collections the serializer's paused
+            # GC left due), which one description a page in alternating order does not cancel where heavy
+            # pages fall on one parity
+            if other:
+                order = order + order[::-1] if n % 2 == 0 else order[::-1] + order
+            for name, describe, types in order:
                 # htmldate caches each date text's parse (dateparser's included) by the text: without this the
                 # measured pass, and whichever revision goes second, would get the warm-up's parses for free
                 htmldate.extractors.try_date_expr.cache_clear()
                 start = time.process_time()
-                found[name] = describe(body, page, extraction, classifier, encoding="utf-8", url=url)
-                times[name].append(time.process_time() - start)
+                found.setdefault(name, describe(body, page, extraction, types, encoding="utf-8", url=url))
+                spent[name] += time.process_time() - start
+            for name, seconds in spent.items():
+                times[name].append(seconds / (2 if other else 1))
             if other:
                 same += found["metadata"].fields() == found["against"].fields()
         if run.startswith("warm"):
