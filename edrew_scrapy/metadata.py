@@ -117,8 +117,10 @@ def _date_from_page(declared: Declared, text: str, url: Optional[str], today: Op
         declared.skipped += ("date",)
 
 
-def _read(html: HtmlInput, encoding: Optional[str], url: Optional[str]) -> Tuple[Declared, Optional[str]]:
+def _read(html: HtmlInput, encoding: Optional[str], url: Optional[str],
+          too_deep: Optional[bool] = None) -> Tuple[Declared, Optional[str]]:
     """(Declared without htmldate's date, the page's text as read, or None when it has no HTML tree).
+    `too_deep`: the serializer's verdict on the same page (Page.too_deep), None to check here.
 
     One lexbor parse (selectolax, the serializer's parser, much cheaper than lxml's) reads the
     `<head>`'s declarations, JSON-LD, headings and bylines; lxml parses the page again only for extruct's
@@ -131,7 +133,7 @@ def _read(html: HtmlInput, encoding: Optional[str], url: Optional[str]) -> Tuple
     if len(text) > MAX_HTML_CHARS:
         text = text[:MAX_HTML_CHARS]
         skipped.append("too-large")
-    if too_deep_for_lexbor(text):
+    if too_deep_for_lexbor(text) if too_deep is None else too_deep:
         # lexbor's time grows with depth x tags (a 200,000-deep page: minutes): read what precedes <body>,
         # where pages declare their metadata, and nothing of a head that is itself too deep
         text = text[:_body_start(text)]
@@ -921,7 +923,10 @@ def page_metadata(html: HtmlInput, page=None, extraction=None, classifier=None, 
     the extractors' own (which `read_declared` contains) gives an empty Metadata with skipped ("error",)."""
     url = url or getattr(page, "url", None)
     try:
-        declared, text = _read(html, encoding, url)
+        # a serialised page already knows whether it is too deep for lexbor; a page without nodes may not
+        # have been checked (cut short as too large)
+        built = page is not None and bool(getattr(page, "nodes", None))
+        declared, text = _read(html, encoding, url, getattr(page, "too_deep", None) if built else None)
         page_type = classifier.predict(page) if classifier is not None and page is not None else (None, None)
         kind = page_type[0]
         if text is not None and kind not in UNDATED_TYPES:

@@ -54,6 +54,9 @@ class Page:
     truncated: bool = False         # more than max_elements: the rest of the text is one node
     # schema.org and Open Graph types the page declares ("product", "og:article"): see declared.py
     declared: Tuple[str, ...] = ()
+    # nested past what lexbor parses in linear time (serializer.too_deep_for_lexbor): read with our
+    # tokenizer, and page metadata reads only what precedes <body>
+    too_deep: bool = False
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -69,7 +72,7 @@ class Page:
                  n.attrs, n.hidden, n.boilerplate, n.images, n.depth, n.link_chars, n.position)
                 for n in self.nodes]
         return _page_from_rows, (self.url, rows, self.title, self.encoding, self.count_tags, self.n_elements,
-                                 self.images, self.skipped, self.truncated, self.declared)
+                                 self.images, self.skipped, self.truncated, self.declared, self.too_deep)
 
     def __copy__(self) -> "Page":
         # copy.copy goes through __reduce__ unless told otherwise: keep it shallow (the same Node objects)

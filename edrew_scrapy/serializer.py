@@ -278,7 +278,9 @@ def serialize(data: Union[bytes, bytearray, memoryview, str], *, encoding: Optio
 def _build(text: str, config: SerializerConfig, url: Optional[str]) -> Page:
     """The page from lexbor's tree, or from our tokenizer where lexbor would not be linear."""
     if too_deep_for_lexbor(text):
-        return _Builder(config, url).build(text)
+        page = _Builder(config, url).build(text)
+        page.too_deep = True
+        return page
     page = _Builder(config, url).build_tree(text)
     if not page.nodes:
         # Browsers drop everything after an attribute quote that never closes (often the whole page);

@@ -210,6 +210,21 @@ def test_a_page_nested_past_browsers_depth_keeps_its_head_and_counts_the_body_as
     assert (m.headline, m.language) == ("Deep page", "de")
 
 
+def test_the_serializers_depth_verdict_travels_with_the_page_and_spares_a_second_check():
+    import pickle
+
+    from edrew_scrapy.serializer import serialize
+
+    deep = '<html><head><meta property="og:title" content="Deep page"></head><body>' + "<div>" * 20_000 + \
+        "<p>Deep text at the bottom</p>" + "</div>" * 20_000 + "</body></html>"
+    page = pickle.loads(pickle.dumps(serialize(deep)))  # as a worker process sends it
+    assert page.too_deep and page.nodes
+    m = page_metadata(deep, page, url=URL, today=TODAY)
+    assert "too-deep" in m.skipped and m.headline == "Deep page"
+    shallow = serialize(JSONLD)
+    assert not shallow.too_deep and "too-deep" not in page_metadata(JSONLD, shallow, url=URL, today=TODAY).skipped
+
+
 def test_a_head_nested_past_browsers_depth_gives_no_metadata_and_counts_it():
     m = meta_of("<html><head><title>T</title>" + "<div>" * 20_000 + "</head><body><p>text</p></body></html>")
     assert "too-deep" in m.skipped and m.headline is None
