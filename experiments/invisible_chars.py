@@ -46,17 +46,6 @@ def _load(name, args, invisible: bool, nav: bool):
         s._visible_text, s._is_nav_element = saved
 
 
-def _score(scorer, pages):
-    from edrew_scrapy.extract import score_pages
-
-    out = []
-    for i in range(0, len(pages), 8):
-        batch = [lp.page for lp in pages[i:i + 8] if lp.page.nodes]
-        it = iter(score_pages(scorer, batch) if batch else ())
-        out.extend(next(it) if lp.page.nodes else None for lp in pages[i:i + 8])
-    return out
-
-
 def old_count(text, snippets):
     """main's matching: the snippet's words with whole words at both ends, invisible characters as they are."""
     from edrew_scrapy.data import words
@@ -129,11 +118,11 @@ def main() -> None:
             print(f"{name} {label}: {len(changed)} of {len(pages)} pages change", flush=True)
         need = sorted(set().union(*(set(ch) for _, ch in variants.values())))
         if main_scores is None:
-            base_scores = dict(zip(need, _score(scorer, [base[i] for i in need])))
+            base_scores = dict(zip(need, sl.score_in_groups(scorer, [base[i] for i in need])))
         else:
             base_scores = {i: main_scores[i] for i in range(len(base))}
         for label, (pages, changed) in variants.items():
-            new_scores = dict(zip(changed, _score(scorer, [pages[i] for i in changed])))
+            new_scores = dict(zip(changed, sl.score_in_groups(scorer, [pages[i] for i in changed])))
             if name == "trafeval":
                 tune, judge = sl.halves(base)
                 for half, idx in (("tuning", tune), ("judging", judge)):

@@ -32,17 +32,6 @@ def _shape(lp):
     return p.title, [(n.content, n.retps, n.boilerplate, n.hidden, n.path) for n in p.nodes]
 
 
-def _score(scorer, pages):
-    from edrew_scrapy.extract import score_pages
-
-    out = []
-    for i in range(0, len(pages), 8):
-        batch = [lp.page for lp in pages[i:i + 8] if lp.page.nodes]
-        it = iter(score_pages(scorer, batch) if batch else ())
-        out.extend(next(it) if lp.page.nodes else None for lp in pages[i:i + 8])
-    return out
-
-
 def refresh(args) -> None:
     """Serialize every cached set again with this checkout's serializer; score again the pages whose nodes
     changed, keep the cached scores of the others."""
@@ -56,7 +45,7 @@ def refresh(args) -> None:
         assert [lp.page_id for lp in pages] == [lp.page_id for lp in rec["pages"]], name
         changed = [i for i, (a, b) in enumerate(zip(rec["pages"], pages)) if _shape(a) != _shape(b)]
         scores = list(rec["scores"])
-        for i, s in zip(changed, _score(scorer, [pages[i] for i in changed])):
+        for i, s in zip(changed, sl.score_in_groups(scorer, [pages[i] for i in changed])):
             scores[i] = s
         rec.update(pages=pages, scores=scores, threshold=scorer.threshold, region_share=scorer.region_share)
         with open(out / f"{name}.pkl", "wb") as f:
@@ -84,7 +73,7 @@ def cache_train(args) -> None:
     chosen = [pages[i] for i in chosen]
     scorer = load_model("default")
     with open(Path(args.out) / "train.pkl", "wb") as f:
-        pickle.dump({"pages": chosen, "scores": _score(scorer, chosen), "threshold": scorer.threshold,
+        pickle.dump({"pages": chosen, "scores": sl.score_in_groups(scorer, chosen), "threshold": scorer.threshold,
                      "region_share": scorer.region_share}, f)
     print(f"train: {len(chosen)} pages", file=sys.stderr)
 
@@ -106,7 +95,7 @@ def cache_dragnet_rest(args) -> None:
     cmd.drop_reference_titles(rest)
     scorer = load_model("default")
     with open(Path(args.out) / "dragnet-rest.pkl", "wb") as f:
-        pickle.dump({"pages": rest, "scores": _score(scorer, rest), "threshold": scorer.threshold,
+        pickle.dump({"pages": rest, "scores": sl.score_in_groups(scorer, rest), "threshold": scorer.threshold,
                      "region_share": scorer.region_share}, f)
     print(f"dragnet-rest: {len(rest)} pages", file=sys.stderr)
 

@@ -53,8 +53,19 @@ def _load(name: str, shared: str, mozilla: str):
     return [pages[i] for i in test]
 
 
-def cache(args) -> None:
+def score_in_groups(scorer, pages):
+    """Each labelled page's node scores (None for a page without nodes), scored 8 pages a call."""
     from edrew_scrapy.extract import score_pages
+
+    out = []
+    for i in range(0, len(pages), 8):
+        batch = [lp.page for lp in pages[i:i + 8] if lp.page.nodes]
+        it = iter(score_pages(scorer, batch) if batch else ())
+        out.extend(next(it) if lp.page.nodes else None for lp in pages[i:i + 8])
+    return out
+
+
+def cache(args) -> None:
     from edrew_scrapy.model.scorer import load_model
 
     out = Path(args.out)
@@ -62,11 +73,7 @@ def cache(args) -> None:
     scorer = load_model("default")
     for name in args.sets.split(","):
         pages = _load(name, args.shared, args.mozilla_labels)
-        scores = []
-        for i in range(0, len(pages), 8):
-            batch = [lp.page for lp in pages[i:i + 8] if lp.page.nodes]
-            it = iter(score_pages(scorer, batch) if batch else ())
-            scores.extend(next(it) if lp.page.nodes else None for lp in pages[i:i + 8])
+        scores = score_in_groups(scorer, pages)
         with open(out / f"{name}.pkl", "wb") as f:
             pickle.dump({"pages": pages, "scores": scores, "threshold": scorer.threshold,
                          "region_share": scorer.region_share}, f)
