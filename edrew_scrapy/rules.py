@@ -4,11 +4,11 @@ The model gives each node a probability; these rules turn the probabilities into
 threshold (capped per page at a share of the page's best score), boilerplate markup, form controls,
 text for screen readers only, customer reviews on product pages, reader comments on pages whose content
 they are not (given apart: reader_comment_nodes), share, print and gallery controls and share bars' headings,
-boxes of related posts, blog sidebars, newsletter sign-up boxes, photo credits and copyright lines, consent notices,
-a paywall's pitch, author boxes, photo captions (not on a photo story), the page's main region (never one
-paragraph, with the standfirst beside it) and text repeated in another layout. extract.py applies them
-(`relevant_mask`); training applies the same ones to choose a model's threshold. Evidence for each rule:
-docs/method-choices.md and docs/evaluation.md.
+boxes of related posts, newsletter sign-up boxes, photo credits and copyright lines, consent notices, a paywall's
+pitch, author boxes, photo captions (not on a photo story), the page's main region (never one paragraph, with the
+standfirst beside it) and text repeated in another layout. extract.py applies them (`relevant_mask`);
+training applies the same ones to choose a model's threshold. Evidence for each rule: docs/method-choices.md
+and docs/evaluation.md.
 Pure: no Scrapy, no torch.
 """
 from __future__ import annotations
@@ -25,15 +25,14 @@ from .page import Page
 from .tokens import retps_shape
 from .words import count_words
 
-__all__ = ["ARTICLE_BEST_SHARE", "ARTICLE_WORDS", "AUTHOR_BOX_WORDS", "CAPTION_WORDS", "CHROME_WORDS",
-           "COMMENT_FORM_WORDS", "COMMENT_WORDS",
+__all__ = ["ARTICLE_WORDS", "AUTHOR_BOX_WORDS", "CAPTION_WORDS", "CHROME_WORDS", "COMMENT_FORM_WORDS", "COMMENT_WORDS",
            "CONSENT_WORDS", "CREDIT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT", "LEAD_WORDS", "LIKE_WORDS",
            "MAIN_REGION_SHARE", "OPTIONAL_RULES", "PAGE_BEST_SHARE", "PAYWALL_WORDS", "REASONS", "RELATED_WORDS",
-           "SCREEN_READER_CLASSES", "SIDEBAR_WORDS", "SIGNUP_WORDS", "STANDFIRST_WORDS", "TEASER_ITEMS", "Decision",
+           "SCREEN_READER_CLASSES", "SIGNUP_WORDS", "STANDFIRST_WORDS", "TEASER_ITEMS", "Decision",
            "comments_are_content", "explain", "for_screen_readers_only", "headline_node", "in_author_box",
            "in_caption", "in_comment_form", "in_comments", "in_consent_notice", "in_credit_line",
            "in_customer_reviews", "in_form_control", "in_like_button", "in_page_chrome", "in_paywall_prompt",
-           "in_related_box", "in_sidebar", "in_signup_box", "is_product_page", "is_relevant", "is_share_heading",
+           "in_related_box", "in_signup_box", "is_product_page", "is_relevant", "is_share_heading",
            "layout_duplicates", "main_region", "reader_comment_nodes", "relevant_mask", "settled", "standfirst_nodes"]
 
 
@@ -126,11 +125,10 @@ def in_comments(node) -> bool:
 
 
 # An article's own text before its reader comments: this many kept words outside the comment section, ahead
-# of the thread's first comment, make the page an article with a thread, however long the thread. A link
-# aggregator's or a forum's thread opens with a title, a link and a line before the posts its markup calls
-# comments; a blog post of one or two paragraphs (a photo, a quote, a workout) already says more, and a forum
-# whose opening post stands apart from the replies' markup has that post for its text, not the replies.
-ARTICLE_WORDS = 50
+# of the thread's first comment, make the page an article with a thread, however long the thread. A forum's or
+# a link aggregator's thread opens with a title, a link and a few lines before the posts its markup calls
+# comments; an article says more than a few paragraphs first.
+ARTICLE_WORDS = 200
 # Comment-marked nodes this short do not start the thread: a "23" comment-count link in a byline, a
 # "Comments" feed icon, a "57 Comments" heading or a commenter's name.
 _THREAD_START_WORDS = 5
@@ -225,25 +223,6 @@ def _short_in_box(node, token: "re.Pattern", most_words: int) -> bool:
     if count_words(node.content) > most_words:
         return False
     return any(token.search(t) for t in _near_classes(node))
-
-
-# Class words of a blog's sidebar and of the lists that blog software puts there (WordPress's "cat-item",
-# "widget_categories", "widget_archive", "widgettitle"; Blogger's "blogarchive"): categories, archives, blogrolls,
-# tag clouds and the sidebar's own boxes, never a post's text. Whole class words only: a layout class on the
-# content's wrapper ("content-sidebar-wrap", "has-sidebar") or a page builder's widget ("elementor-widget") is not one.
-_SIDEBAR_TOKEN = re.compile(r"^(?:(?:left|right|primary|secondary)[-_])?(?:sidebar|side-bar)(?:[-_](?:left|right|"
-                            r"section|widget|box|module|block|title|title-text|item|content|inner|wrap|menu))?$|"
-                            r"^(?:cat-item|widget_categories|widget_archive|widget_recent_entries|widget_recent_comments|"
-                            r"widget_meta|widget_tag_cloud|widget_links|widget_calendar|widget_rss|widget_pages|"
-                            r"tagcloud|widgettitle|blogroll|blogarchive)$")
-# A sidebar's list item, heading or blurb is short; a longer text under such a class is left to the model.
-SIDEBAR_WORDS = 30
-
-
-def in_sidebar(node) -> bool:
-    """The node is a text of at most SIDEBAR_WORDS words in a blog's sidebar or one of its lists (_SIDEBAR_TOKEN on a
-    class of its own or of its two nearest ancestors)."""
-    return _short_in_box(node, _SIDEBAR_TOKEN, SIDEBAR_WORDS)
 
 
 # Class words of a reader-comment reply form (WordPress's "comment-respond" / "comment-reply-title" / "comment-form",
@@ -461,20 +440,6 @@ def settled(node) -> bool:
 PAGE_BEST_SHARE = 0.5
 # PAGE_BEST_SHARE's former name, for code that still imports it
 FALLBACK_SHARE = PAGE_BEST_SHARE
-# The same share on a page that declares an article (and no product, discussion or collection): an article's
-# text is the page's few best-scored blocks, and what scores barely half as high beside it is its surroundings
-# (a sidebar's archive, a list of other stories); a collection's or a documentation page's content is many
-# blocks scored alike and keeps PAGE_BEST_SHARE.
-ARTICLE_BEST_SHARE = 0.6
-
-
-def _best_share(page: Page, best_share: Optional[float], off: Collection[str]) -> Optional[float]:
-    """The share of the page's best score that caps its threshold: ARTICLE_BEST_SHARE on a declared article
-    (rule `article-threshold`), else `best_share` (None or 0: no cap)."""
-    if not best_share or "article-threshold" in off or best_share >= ARTICLE_BEST_SHARE:
-        return best_share
-    product, article, discussion, collection = declared_kinds(page.declared)
-    return ARTICLE_BEST_SHARE if article and not (product or discussion or collection) else best_share
 
 
 def relevant_mask(page: Page, scores: Sequence[float], threshold: float, region_share: Optional[float] = None,
@@ -483,8 +448,7 @@ def relevant_mask(page: Page, scores: Sequence[float], threshold: float, region_
 
     `is_relevant` per node; then, for a main-content model (`region_share` given): the threshold capped at
     `best_share` of the page's best score outside the `settled` nodes (scores are not calibrated alike on
-    every kind of page; None or 0 turns the cap off, as extract() does for a threshold the caller gives;
-    ARTICLE_BEST_SHARE on a declared article), no
+    every kind of page; None or 0 turns the cap off, as extract() does for a threshold the caller gives), no
     `settled` node, no customer reviews on a declared product page, no reader comments where they are not the
     page's content and the page declares no product or collection (`in_comments`, `comments_are_content`),
     no share, print or gallery chrome (`in_page_chrome`), no text in the boxes ARTICLE_RULES names (credits,
@@ -494,12 +458,11 @@ def relevant_mask(page: Page, scores: Sequence[float], threshold: float, region_
     not hold the attribute. `off` names OPTIONAL_RULES left out (ablations: `edrew evaluate --rules-off`).
     Why each rule, with its measurements: docs/method-choices.md, "Decision rules after scoring".
     """
-    off = _check_off(off)
     if region_share is not None and best_share:
         best = _best_unsettled(page.nodes, scores)
         if best > 0.0:
-            threshold = min(threshold, _best_share(page, best_share, off) * best)
-    return _decide(page, scores, threshold, region_share, off)
+            threshold = min(threshold, best_share * best)
+    return _decide(page, scores, threshold, region_share, _check_off(off))
 
 
 def _best_unsettled(nodes: Sequence, scores: Sequence[float]) -> float:
@@ -564,9 +527,8 @@ def _reader_comments(page: Page, keep: Sequence[bool]) -> Optional[List[bool]]:
 # they give, the main region's widening to the text after the headline (_holding_lead) and the standfirst
 # kept beside the region (standfirst_nodes).
 ARTICLE_RULES = ("reader-comments", "comment-forms", "page-chrome", "like-buttons", "share-headings", "related-boxes",
-                 "sidebars", "signup-boxes", "credit-lines", "consent-notices", "paywall-prompts", "author-boxes",
-                 "captions")
-OPTIONAL_RULES = ARTICLE_RULES + ("headline-lead", "standfirst", "paragraph-region", "article-threshold")
+                 "signup-boxes", "credit-lines", "consent-notices", "paywall-prompts", "author-boxes", "captions")
+OPTIONAL_RULES = ARTICLE_RULES + ("headline-lead", "standfirst", "paragraph-region")
 
 
 def _check_off(off: Collection[str]) -> frozenset:
@@ -578,7 +540,7 @@ def _check_off(off: Collection[str]) -> frozenset:
 
 
 _ARTICLE_TESTS = {"comment-forms": in_comment_form, "like-buttons": in_like_button, "page-chrome": in_page_chrome,
-                  "share-headings": is_share_heading, "related-boxes": in_related_box, "sidebars": in_sidebar,
+                  "share-headings": is_share_heading, "related-boxes": in_related_box,
                   "signup-boxes": in_signup_box, "credit-lines": in_credit_line, "consent-notices": in_consent_notice,
                   "paywall-prompts": in_paywall_prompt, "author-boxes": in_author_box}
 
@@ -586,8 +548,7 @@ _ARTICLE_TESTS = {"comment-forms": in_comment_form, "like-buttons": in_like_butt
 def _article_rules(page: Page, keep: Sequence[bool], off: Collection[str]):
     """(reason, nodes to drop) of the rules against an article's surroundings, in order, each on what the
     one before left kept: reader comments, comment reply forms, share and gallery chrome, like buttons, share bars'
-    headings, related posts, sidebars, sign-up boxes, credit lines, consent notices, paywall pitches, author boxes,
-    captions."""
+    headings, related posts, sign-up boxes, credit lines, consent notices, paywall pitches, author boxes, captions."""
     keep = list(keep)
     for reason in ARTICLE_RULES:
         if reason in off:
@@ -784,7 +745,6 @@ REASONS = {
     "like-buttons": "dropped: a like button or likes counter",
     "share-headings": "dropped: the heading of a share bar",
     "related-boxes": "dropped: a short text in a box of related, recommended or recent posts",
-    "sidebars": "dropped: a short text in a blog's sidebar or its category, archive or blogroll lists",
     "signup-boxes": "dropped: a newsletter or subscription sign-up box",
     "credit-lines": "dropped: a photo credit or copyright line",
     "consent-notices": "dropped: a consent notice or an embed's consent placeholder",
@@ -835,7 +795,7 @@ def explain(page: Page, scores: Sequence[float], threshold: float, region_share:
     if region_share is not None and best_share:
         best = _best_unsettled(page.nodes, scores)
         if best > 0.0:
-            cut = min(cut, _best_share(page, best_share, off) * best)
+            cut = min(cut, best_share * best)
     nodes = page.nodes
     reasons: List[str] = []
     for node, score in zip(nodes, scores):

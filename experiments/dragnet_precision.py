@@ -6,8 +6,9 @@ snippet_leaks.py / news_precision.py, judging only), and **dragnet-tune** (this 
 left), the only dragnet pages whose errors are read.
 
     python experiments/dragnet_precision.py cache-tune --out DIR [--count 200]   # score the tuning slice
+    python experiments/dragnet_precision.py cache-threads --out DIR               # training pages with long threads
     python experiments/dragnet_precision.py kinds --out DIR [--show KIND]       # kept words not in the reference
-    python experiments/dragnet_precision.py judge --out DIR --rules R1,R2 [--sets ...]  # with vs without
+    python experiments/dragnet_precision.py judge --out DIR --rules R1,R2 [--article-words N] [--sets ...]
 
 Builds on the caches of snippet_leaks.py (same --out).
 """
@@ -52,7 +53,7 @@ def _words(text: str):
     return [w.lower() for w in _WORD.findall(text)]
 
 
-def kind_of(lp, node, reason_rules, comment_words: Counter) -> str:
+def kind_of(node, comment_words: Counter) -> str:
     """A kept node's kind, from what the page and the markup say about it (first match wins)."""
     from edrew_scrapy import rules
 
@@ -102,7 +103,7 @@ def kinds(args) -> None:
             miss = sum(x not in ref for x in w)
             if miss < max(1, 0.5 * len(w)):
                 continue
-            k = kind_of(lp, n, d, comments)
+            k = kind_of(n, comments)
             stats[k]["nodes"] += 1
             stats[k]["words"] += len(w)
             extra_words[k] += len(w)
@@ -147,6 +148,8 @@ def judge(args) -> None:
     from edrew_scrapy.training.snippets import count_snippets, snippets_of
 
     out = Path(args.out)
+    if args.article_words:
+        rules.ARTICLE_WORDS = args.article_words
     variants = _variants([r for r in args.rules.split(",") if r])
     branch_words = rules.ARTICLE_WORDS
 
@@ -225,7 +228,8 @@ def main() -> None:
     j = sub.add_parser("judge")
     j.add_argument("--out", required=True)
     j.add_argument("--sets", default="dragnet-tune")
-    j.add_argument("--rules", default="sidebars", help="the rules this entry adds (main: left out)")
+    j.add_argument("--rules", default="", help="the rules the branch adds (main: left out)")
+    j.add_argument("--article-words", type=int, default=0, help="the branch's rules.ARTICLE_WORDS (default: as is)")
     j.add_argument("--halves", default="tuning,judging,all", help="trafeval's halves to report")
     args = p.parse_args()
     {"cache-tune": cache_tune, "kinds": kinds, "cache-threads": cache_threads, "judge": judge}[args.cmd](args)
