@@ -125,10 +125,11 @@ def in_comments(node) -> bool:
 
 
 # An article's own text before its reader comments: this many kept words outside the comment section, ahead
-# of the thread's first comment, make the page an article with a thread, however long the thread. A forum's or
-# a link aggregator's thread opens with a title, a link and a few lines before the posts its markup calls
-# comments; an article says more than a few paragraphs first.
-ARTICLE_WORDS = 200
+# of the thread's first comment, make the page an article with a thread, however long the thread. A link
+# aggregator's or a forum's thread opens with a title, a link and a line before the posts its markup calls
+# comments; a blog post of one or two paragraphs (a photo, a quote, a workout) already says more, and a forum
+# whose opening post stands apart from the replies' markup has that post for its text, not the replies.
+ARTICLE_WORDS = 50
 # Comment-marked nodes this short do not start the thread: a "23" comment-count link in a byline, a
 # "Comments" feed icon, a "57 Comments" heading or a commenter's name.
 _THREAD_START_WORDS = 5

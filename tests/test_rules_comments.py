@@ -175,3 +175,20 @@ def test_a_link_aggregator_keeps_its_thread():
     _page, _scores, kept = _kept(html)
     assert sum(t.startswith("Thanks for the write-up") for t in kept) == 12
     assert _comment_nodes(html) == []
+
+
+def test_a_short_post_under_a_long_thread_is_still_an_article():
+    # one paragraph of a post (a workout, a photo's story) under twelve replies: the post says more than a
+    # link aggregator's title and line, so the replies are comments, given apart, and the post is the text
+    post = ("<p>Today's workout: run ten miles, then one hundred and fifty burpee pull-ups, split as you need. "
+            "It honours a soldier who fell this month; his family asked us to share it with the gym, and the "
+            "coaches will be there from six in the morning to keep time for everyone.</p>")
+    html = ('<html><head><title>Workout</title></head><body><div class="post"><h1>Sunday workout</h1>' + post +
+            '</div><div id="comments"><ol class="comment-list">' + REPLIES + "</ol></div></body></html>")
+    page, scores, kept = _kept(html)
+    assert any(t.startswith("Today's workout: run ten miles") for t in kept)
+    assert not any(t.startswith("Thanks for the write-up") for t in kept)
+    comments = _comment_nodes(html)
+    assert comments[0] == "reader0" and sum(t.startswith("Thanks for the write-up") for t in comments) == 12
+    keep = [True] * len(page.nodes)
+    assert not comments_are_content(page, page.nodes, keep, [in_comments(n) for n in page.nodes])
