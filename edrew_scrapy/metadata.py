@@ -112,7 +112,8 @@ def _date_from_page(declared: Declared, text: str, url: Optional[str], today: Op
         return
     try:
         language = _language(declared, declared.items) if extensive else None
-        declared.date_published = _url_date(url, today) or _htmldate(text, url, today, extensive, language)
+        declared.date_published = (_url_date(url, today)
+                                   or _htmldate(_date_region(text), url, today, extensive, language))
     except Exception:  # noqa: BLE001 - htmldate's parsers on hostile text
         declared.skipped += ("date",)
 
@@ -173,6 +174,35 @@ _BODY_TAG = re.compile(r"<body[\s>/]", re.I)
 def _body_start(text: str) -> int:
     found = _BODY_TAG.search(text)
     return found.start() if found else 0
+
+
+# htmldate reads what precedes <body> and this much of the markup around the first <h1> (characters before
+# and after it; from the body's start on a page without one): its lxml parse and its scans of every element
+# cost what the whole page costs, and the day a page is dated by sits near its headline, while the dates far
+# below it are mostly other pages' and comments' (docs/metadata.md)
+DATE_REGION_BEFORE = 3_000
+DATE_REGION_AFTER = 80_000
+_H1_TAG = re.compile(r"<h1[\s>/]", re.I)
+_HEAD_END = re.compile(r"</head\s*>", re.I)
+
+
+def _date_region(text: str) -> str:
+    """The part of a page htmldate reads: what precedes `<body>` (else `</head>`'s end), then from a tag
+    at most DATE_REGION_BEFORE characters before the first `<h1>` to DATE_REGION_AFTER after it."""
+    body = _body_start(text)
+    if not body:
+        head_end = _HEAD_END.search(text)
+        body = head_end.end() if head_end else 0
+    h1 = _H1_TAG.search(text, body)
+    at = h1.start() if h1 else body
+    start = max(body, at - DATE_REGION_BEFORE)
+    if start > body:  # from a tag on, not from inside one's attributes or a script
+        tag = text.find("<", start, at)
+        start = tag if tag >= 0 else at
+    end = at + DATE_REGION_AFTER
+    if start <= body and end >= len(text):
+        return text
+    return text[:body] + text[start:end]
 
 
 def _decode(html: HtmlInput, encoding: Optional[str]) -> str:

@@ -633,3 +633,27 @@ def test_a_declared_day_that_is_the_urls_full_date_is_not_replaced_by_a_dateline
     for url, expected in (("https://news.example/2016/07/30/yahoo-sale", "2016-07-30"),
                           ("https://news.example/yahoo-sale", "2016-07-29")):
         assert meta_of(html, page=serialize(html, url=url), url=url).date_published == expected
+
+
+def test_htmldate_reads_the_head_and_the_markup_around_the_first_heading_only():
+    class Article:
+        def predict(self, page):
+            return "article", 0.9
+
+    filler = "<p>The council met on a rainy evening to vote on the plan for the quay.</p>" * 1_500  # ~100,000
+    near = ('<html lang="en"><head><title>Council</title></head><body><nav>' + filler + "</nav><h1>Council</h1>"
+            "<div><p>Feb. 3, 2024</p></div>" + filler + "<div><p>Jan. 9, 2023</p></div></body></html>")
+    far = near.replace("<div><p>Feb. 3, 2024</p></div>", "")
+    for html, expected in ((near, "2024-02-03"), (far, None)):  # a comment's day far below is not the page's
+        page = serialize(html, url="https://news.example/council")
+        assert page_metadata(html, page, None, Article(), url=page.url, today=TODAY).date_published == expected
+    region = metadata._date_region(near)
+    assert region.startswith('<html lang="en"><head><title>Council</title></head>')
+    assert "Feb. 3, 2024" in region and "Jan. 9, 2023" not in region
+    assert len(region) < metadata.DATE_REGION_BEFORE + metadata.DATE_REGION_AFTER + 100
+    # a small page, one without <body> or <h1>: all of it, or what follows the head from its start
+    small = "<html><head><title>T</title></head><body><p>Posted Feb. 3, 2024</p></body></html>"
+    assert metadata._date_region(small) == small
+    bare = "<title>T</title></head>" + "<p>x</p>" * 20_000 + "<p>Posted Feb. 3, 2024</p>"
+    assert metadata._date_region(bare).startswith("<title>T</title></head><p>x</p>")
+    assert "Posted" not in metadata._date_region(bare)
