@@ -25,16 +25,16 @@ import json
 import re
 import threading
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from html import unescape as html_unescape
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
 
 from .declared import KINDS
 from .serializer import too_deep_for_lexbor
 
-__all__ = ["Declared", "Metadata", "describe", "headline_from_title", "page_metadata", "read_declared",
+__all__ = ["Declared", "Metadata", "describe", "headline_from_title", "page_metadata", "read_declared", "read_tree",
            "MAX_HTML_CHARS", "MAX_JSONLD_CHARS", "MAX_ITEMSCOPES", "MIN_YEAR", "METADATA_FIELDS"]
 
 # the first this many characters of a page are read for its metadata (declared markup sits in <head>
@@ -105,15 +105,18 @@ def read_declared(html: HtmlInput, *, encoding: Optional[str] = None, url: Optio
     return declared
 
 
-def _date_from_page(declared: Declared, text: str, url: Optional[str], today: Optional[_dt.date],
-                    extensive: bool) -> None:
-    """The publication date when the markup declares none: one in the URL, else htmldate's."""
+def _date_from_page(declared: Declared, text: Union[str, Callable[[], str]], url: Optional[str],
+                    today: Optional[_dt.date], extensive: bool) -> None:
+    """The publication date when the markup declares none: one in the URL, else htmldate's (`text`: the
+    page's text, or what gives it, called only when htmldate reads it)."""
     if _declared_date(declared, today):
         return
     try:
         language = _language(declared, declared.items) if extensive else None
-        declared.date_published = (_url_date(url, today)
-                                   or _htmldate(_date_region(text), url, today, extensive, language))
+        declared.date_published = _url_date(url, today)
+        if declared.date_published is None:
+            page_text = text() if callable(text) else text
+            declared.date_published = _htmldate(_date_region(page_text), url, today, extensive, language)
     except Exception:  # noqa: BLE001 - htmldate's parsers on hostile text
         declared.skipped += ("date",)
 
@@ -124,16 +127,12 @@ def _read(html: HtmlInput, encoding: Optional[str], url: Optional[str],
     `too_deep`: the serializer's verdict on the same page (Page.too_deep), None to check here.
 
     One lexbor parse (selectolax, the serializer's parser, much cheaper than lxml's) reads the
-    `<head>`'s declarations, JSON-LD, headings and bylines; lxml parses the page again only for extruct's
-    microdata reader, on a page with microdata items whose JSON-LD does not already name an article's
-    headline, author and date."""
+    `<head>`'s declarations, JSON-LD, headings and bylines (_read_tree); where the serializer has read
+    them from its own tree (read_tree, Page.from_tree) page_metadata does not come here."""
     from selectolax.lexbor import LexborHTMLParser
 
     skipped: List[str] = []
-    text = _decode(html, encoding)
-    if len(text) > MAX_HTML_CHARS:
-        text = text[:MAX_HTML_CHARS]
-        skipped.append("too-large")
+    text = _text_of(html, encoding, skipped)
     if too_deep_for_lexbor(text) if too_deep is None else too_deep:
         # lexbor's time grows with depth x tags (a 200,000-deep page: minutes): read what precedes <body>,
         # where pages declare their metadata, and nothing of a head that is itself too deep
@@ -145,9 +144,38 @@ def _read(html: HtmlInput, encoding: Optional[str], url: Optional[str],
         tree = LexborHTMLParser(text) if text.strip() else None
     except Exception:  # noqa: BLE001 - lexbor refuses a document it cannot decode
         tree = None
-    root = tree.css_first("html") if tree is not None else None
-    if root is None:
+    declared = _read_tree(tree, text, url, skipped) if tree is not None else None
+    if declared is None:
         return Declared(skipped=tuple(skipped + ["parse"])), None
+    return declared, text
+
+
+def _text_of(html: HtmlInput, encoding: Optional[str], skipped: List[str]) -> str:
+    """The page's text as metadata reads it: decoded, cut at MAX_HTML_CHARS (named in `skipped`)."""
+    text = _decode(html, encoding)
+    if len(text) > MAX_HTML_CHARS:
+        text = text[:MAX_HTML_CHARS]
+        skipped.append("too-large")
+    return text
+
+
+def read_tree(tree, text: str, url: Optional[str] = None) -> Optional[Declared]:
+    """What a page declares (Declared without htmldate's date), read from lexbor's tree of `text` that
+    the serializer has built anyway: serialize(..., tree_reader=read_tree) keeps it in Page.from_tree,
+    and page_metadata then reads it instead of parsing the page again. None for a page over
+    MAX_HTML_CHARS (page_metadata reads its start itself) or a tree without `<html>`."""
+    if len(text) > MAX_HTML_CHARS:
+        return None
+    return _read_tree(tree, text, url, [])
+
+
+def _read_tree(tree, text: str, url: Optional[str], skipped: List[str]) -> Optional[Declared]:
+    """The declared metadata in lexbor's tree of `text`; lxml parses `text` again only for extruct's
+    microdata reader, on a page with microdata items whose JSON-LD does not already name an article's
+    headline, author and date. None for a tree without `<html>`."""
+    root = tree.css_first("html")
+    if root is None:
+        return None
     attrs = root.attributes
     declared = Declared(lang=_clean(attrs.get("lang") or attrs.get("xml:lang") or ""))
     title = tree.css_first("title")
@@ -165,7 +193,7 @@ def _read(html: HtmlInput, encoding: Optional[str], url: Optional[str],
     declared.posters = _posters(tree)
     declared.headings = [_clean(h.text()) for h in tree.css("h1")[:5]]
     declared.skipped = tuple(skipped)
-    return declared, text
+    return declared
 
 
 _BODY_TAG = re.compile(r"<body[\s>/]", re.I)
@@ -208,20 +236,35 @@ def _date_region(text: str) -> str:
 def _decode(html: HtmlInput, encoding: Optional[str]) -> str:
     if isinstance(html, str):
         return html
-    codec = "utf-8"
-    if encoding:
-        import codecs
-
-        # a Content-Type header ("text/html; charset=latin-1") or a bare label
-        label = encoding.split("charset=", 1)[-1].split(";")[0].strip(" \"'") or "utf-8"
-        try:
-            codec = codecs.lookup(label).name
-        except LookupError:
-            pass
+    codec = _codec(encoding)
     try:
         return html[:MAX_HTML_CHARS * 4].decode(codec, errors="replace")
     except Exception:  # noqa: BLE001 - a codec that is not a text encoding ("base64")
         return html[:MAX_HTML_CHARS * 4].decode("utf-8", errors="replace")
+
+
+def _codec(encoding: Optional[str]) -> str:
+    """The codec `_decode` reads bytes with: a Content-Type header's ("text/html; charset=latin-1") or a
+    bare label's, else UTF-8."""
+    import codecs
+
+    label = (encoding or "").split("charset=", 1)[-1].split(";")[0].strip(" \"'") or "utf-8"
+    try:
+        return codecs.lookup(label).name
+    except LookupError:
+        return "utf-8"
+
+
+def _same_text(html: HtmlInput, encoding: Optional[str], page) -> bool:
+    """Whether the serializer decoded the page as `_decode` does (its tree is then the tree of this text):
+    it follows a `<meta charset>` where no encoding is given, which `_decode` does not."""
+    import codecs
+
+    try:
+        codec = codecs.lookup(getattr(page, "encoding", "") or "").name
+    except LookupError:
+        return False
+    return codec == ("utf-8" if isinstance(html, str) else _codec(encoding))
 
 
 # ---- JSON-LD and microdata -----------------------------------------------------------------------------
@@ -956,7 +999,12 @@ def page_metadata(html: HtmlInput, page=None, extraction=None, classifier=None, 
         # a serialised page already knows whether it is too deep for lexbor; a page without nodes may not
         # have been checked (cut short as too large)
         built = page is not None and bool(getattr(page, "nodes", None))
-        declared, text = _read(html, encoding, url, getattr(page, "too_deep", None) if built else None)
+        shared = getattr(page, "from_tree", None) if built else None
+        if isinstance(shared, Declared) and _same_text(html, encoding, page):
+            # read from the serializer's tree (read_tree): the page's text is decoded only if htmldate reads it
+            declared, text = replace(shared), lambda: _text_of(html, encoding, [])
+        else:
+            declared, text = _read(html, encoding, url, getattr(page, "too_deep", None) if built else None)
         page_type = classifier.predict(page) if classifier is not None and page is not None else (None, None)
         kind = page_type[0]
         if text is not None and kind not in UNDATED_TYPES:
