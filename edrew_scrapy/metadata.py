@@ -183,7 +183,7 @@ def _read_tree(tree, text: str, url: Optional[str], skipped: List[str]) -> Optio
         declared.title = _clean(title.text())
     declared.items.extend(_jsonld_items(tree, skipped))
     if _needs_microdata(declared.items) and _microdata_could_add(tree):
-        declared.items.extend(_microdata_items(text, url, skipped))
+        declared.items.extend(_microdata_items(_microdata_source(tree, text), url, skipped))
     try:
         declared.og = _opengraph(tree)
     except Exception:  # noqa: BLE001 - a hostile prefix attribute
@@ -387,6 +387,23 @@ def _microdata_could_add(tree) -> bool:
     except Exception:  # noqa: BLE001 - a hostile tree: let extruct's reader decide
         return tree.css_first("[itemscope]") is not None
     return False
+
+
+def _microdata_source(tree, text: str) -> str:
+    """What extruct's microdata reader gets: the markup of the outermost items (elements with `itemscope`
+    inside none), serialised from lexbor's tree, where they are not the whole page (`<html>` or `<body>` an
+    item) and no item refers to others by id (`itemref`); else the page. lxml's parse and extruct's walk
+    then cost the items' size, not the page's."""
+    try:
+        if len(tree.css("[itemscope]")) > MAX_ITEMSCOPES or tree.css_first("[itemref]") is not None:
+            return text
+        inner = {el.mem_id for el in tree.css("[itemscope] [itemscope]")}
+        outer = [el for el in tree.css("[itemscope]") if el.mem_id not in inner]
+        if not outer or any(el.tag in ("html", "body") for el in outer):
+            return text
+        return "<html><body>" + "".join(el.html or "" for el in outer) + "</body></html>"
+    except Exception:  # noqa: BLE001 - a hostile tree: the page as it is
+        return text
 
 
 def _microdata_items(text: str, url: Optional[str], skipped: List[str]) -> List[Dict[str, Any]]:

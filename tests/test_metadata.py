@@ -749,3 +749,22 @@ def test_fuzzed_pages_give_the_same_metadata_with_and_without_the_serializers_tr
     alone = serialize(html, url="https://example.com/a")
     kind = _Typed("article")
     assert page_metadata(html, shared, None, kind, today=TODAY) == page_metadata(html, alone, None, kind, today=TODAY)
+
+
+def test_extruct_reads_the_outermost_items_markup_and_finds_the_items_it_finds_in_the_page():
+    from selectolax.lexbor import LexborHTMLParser
+
+    filler = "<div class='nav'><a href='/x'>A link</a><p>Some text of the page around the items.</p></div>" * 300
+    page = MICRODATA.replace("<body>", f"<body>{filler}").replace("</body>", f"{filler}</body>")
+    source = metadata._microdata_source(LexborHTMLParser(page), page)
+    assert len(source) < len(page) / 10 and source.count("itemscope") == page.count("itemscope")
+    for html in (page, QA_MICRODATA, MICRODATA):
+        whole, outer = [], []
+        items = metadata._microdata_items(html, URL, whole)
+        assert items and items == metadata._microdata_items(metadata._microdata_source(LexborHTMLParser(html), html),
+                                                             URL, outer) and whole == outer == []
+    assert meta_of(page).author == ["Marie Curie"]
+    # the page itself where an item is the whole page, or refers to markup elsewhere by id
+    for html in (QA_MICRODATA, '<html><body><div itemscope itemref="a"></div><p id="a" itemprop="name">N</p></body>'
+                               "</html>"):
+        assert metadata._microdata_source(LexborHTMLParser(html), html) is html
