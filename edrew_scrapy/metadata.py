@@ -182,8 +182,9 @@ def _read_tree(tree, text: str, url: Optional[str], skipped: List[str]) -> Optio
     if title is not None:
         declared.title = _clean(title.text())
     declared.items.extend(_jsonld_items(tree, skipped))
-    if _needs_microdata(declared.items) and _microdata_could_add(tree):
-        declared.items.extend(_microdata_items(_microdata_source(tree, text), url, skipped))
+    source = _microdata_source(tree, text) if _needs_microdata(declared.items) and _microdata_could_add(tree) else None
+    if source is not None:
+        declared.items.extend(_microdata_items(source, url, skipped))
     try:
         declared.og = _opengraph(tree)
     except Exception:  # noqa: BLE001 - a hostile prefix attribute
@@ -389,17 +390,20 @@ def _microdata_could_add(tree) -> bool:
     return False
 
 
-def _microdata_source(tree, text: str) -> str:
+def _microdata_source(tree, text: str) -> Optional[str]:
     """What extruct's microdata reader gets: the markup of the outermost items (elements with `itemscope`
     inside none), serialised from lexbor's tree, where they are not the whole page (`<html>` or `<body>` an
-    item) and no item refers to others by id (`itemref`); else the page. lxml's parse and extruct's walk
-    then cost the items' size, not the page's."""
+    item) and no item refers to others by id (`itemref`); else the page; None for a page without items.
+    lxml's parse and extruct's walk then cost the items' size, not the page's."""
     try:
-        if len(tree.css("[itemscope]")) > MAX_ITEMSCOPES or tree.css_first("[itemref]") is not None:
+        items = tree.css("[itemscope]")
+        if not items:
+            return None
+        if len(items) > MAX_ITEMSCOPES or tree.css_first("[itemref]") is not None:
             return text
         inner = {el.mem_id for el in tree.css("[itemscope] [itemscope]")}
-        outer = [el for el in tree.css("[itemscope]") if el.mem_id not in inner]
-        if not outer or any(el.tag in ("html", "body") for el in outer):
+        outer = [el for el in items if el.mem_id not in inner]
+        if any(el.tag in ("html", "body") for el in outer):
             return text
         return "<html><body>" + "".join(el.html or "" for el in outer) + "</body></html>"
     except Exception:  # noqa: BLE001 - a hostile tree: the page as it is

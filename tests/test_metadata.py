@@ -768,3 +768,6 @@ def test_extruct_reads_the_outermost_items_markup_and_finds_the_items_it_finds_i
     for html in (QA_MICRODATA, '<html><body><div itemscope itemref="a"></div><p id="a" itemprop="name">N</p></body>'
                                "</html>"):
         assert metadata._microdata_source(LexborHTMLParser(html), html) is html
+    # properties without an item: nothing for extruct to find, lxml does not parse the page
+    loose = '<html><body><time itemprop="datePublished" datetime="2023-10-01">1 Oct</time></body></html>'
+    assert metadata._microdata_source(LexborHTMLParser(loose), loose) is None
