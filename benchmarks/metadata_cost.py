@@ -1,8 +1,10 @@
-"""CPU time of a page's metadata next to serialising and scoring it, on WCXB pages; and against another
-revision's metadata.py and pagetype.py, side by side, as ratios.
+"""CPU time of a page's metadata next to serialising and scoring it, on WCXB pages (or a simple set's,
+`--kind simple`); and against another revision's metadata.py and pagetype.py, side by side, as ratios.
 
 Each page is serialised, scored (extract) and described (metadata.page_metadata with the shipped page-type
-classifier) in turn. With `--against REV` the metadata.py and pagetype.py of git revision REV are loaded
+classifier) in turn. The serializer reads the page's declared metadata from its tree (metadata.read_tree,
+as a crawl does): that time is counted as metadata, not as serialising; REV's metadata, where it does not
+use it, parses the page itself. With `--against REV` the metadata.py and pagetype.py of git revision REV are loaded
 beside this checkout's (REV's metadata with REV's page-type features and the same shipped weights) and both
 describe every page twice, A B B A on even pages and B A A B on odd ones; the ratios (this / REV) and how
 many pages get the same fields from both are printed. One warm-up pass first, not counted: it holds one-time
@@ -11,6 +13,7 @@ htmldate's cache of parsed date texts is emptied before each description, so eve
 as a new one.
 
     nice -n 10 python benchmarks/metadata_cost.py /work/shared/datasets/wcxb-dev --every 15 --pages 100 --against main
+    nice -n 10 python benchmarks/metadata_cost.py $S/fundus-news --kind simple --every 2 --against main
 """
 from __future__ import annotations
 
@@ -27,9 +30,8 @@ import htmldate.extractors
 import torch
 
 from edrew_scrapy.data import read_source
-from edrew_scrapy.data.wcxb import load_truth, page_ids
 from edrew_scrapy.extract import extract
-from edrew_scrapy.metadata import page_metadata
+from edrew_scrapy.metadata import page_metadata, read_tree
 from edrew_scrapy.model.scorer import load_model
 from edrew_scrapy.pagetype import default_classifier
 from edrew_scrapy.serializer import serialize
@@ -58,6 +60,7 @@ def _line(name: str, values) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root")
+    parser.add_argument("--kind", choices=("wcxb", "simple"), default="wcxb", help="the set's format")
     parser.add_argument("--every", type=int, default=15, help="every Nth page id")
     parser.add_argument("--pages", type=int, default=100)
     parser.add_argument("--against", default=None, help="a git revision whose metadata.py to time beside this one")
@@ -69,21 +72,30 @@ def main(argv=None) -> int:
     # the revision's page-type features (its classifier's predict), with the same shipped weights
     other_classifier = (module_of_revision(args.against, "pagetype").default_classifier(None)
                         if other and classifier is not None else classifier)
-    ids = page_ids(root)[:: args.every][: args.pages]
-    inputs = []
-    for page_id in ids:
-        url = load_truth(root, page_id)["url"]
-        inputs.append((url, read_source(root / "html" / f"{page_id}.html.gz")))
+    from edrew_scrapy.training.metadata_eval import read_records
+
+    records = read_records(args.kind, root, root.name, None, None)[:: args.every][: args.pages]
+    inputs = [(r.url, read_source(r.source), r.encoding) for r in records]
+    ids = records
+    reading = [0.0]
+
+    def timed_read_tree(*a):
+        start = time.process_time()
+        try:
+            return read_tree(*a)
+        finally:
+            reading[0] += time.process_time() - start
     for run in ("warm-up pass (not counted)", "measured pass"):
         times = {"serialise": [], "extract": [], "metadata": [], "against": []}
         same = 0
-        for n, (url, body) in enumerate(inputs):
+        for n, (url, body, encoding) in enumerate(inputs):
+            reading[0] = 0.0
             a = time.process_time()
-            page = serialize(body, encoding="utf-8", url=url)
+            page = serialize(body, encoding=encoding, url=url, tree_reader=timed_read_tree)
             b = time.process_time()
             extraction = extract([page], scorer=scorer)[0] if page.nodes else None
             c = time.process_time()
-            times["serialise"].append(b - a)
+            times["serialise"].append(b - a - reading[0])
             times["extract"].append(c - b)
             order = [("metadata", page_metadata, classifier)] + ([("against", other.page_metadata, other_classifier)]
                                                                  if other else [])
@@ -100,15 +112,15 @@ def main(argv=None) -> int:
                 # measured pass, and whichever revision goes second, would get the warm-up's parses for free
                 htmldate.extractors.try_date_expr.cache_clear()
                 start = time.process_time()
-                found.setdefault(name, describe(body, page, extraction, types, encoding="utf-8", url=url))
+                found.setdefault(name, describe(body, page, extraction, types, encoding=encoding, url=url))
                 spent[name] += time.process_time() - start
             for name, seconds in spent.items():
-                times[name].append(seconds / (2 if other else 1))
+                times[name].append(seconds / (2 if other else 1) + (reading[0] if name == "metadata" else 0.0))
             if other:
                 same += found["metadata"].fields() == found["against"].fields()
         if run.startswith("warm"):
             continue
-        print(f"{len(ids)} WCXB pages, CPU time (time.process_time, torch on one thread): "
+        print(f"{len(ids)} {args.kind} pages, CPU time (time.process_time, torch on one thread): "
               + ", ".join(_line(k, v) for k, v in times.items() if v))
         if other:
             new, old = times["metadata"], times["against"]

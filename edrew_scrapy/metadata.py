@@ -25,16 +25,16 @@ import json
 import re
 import threading
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from html import unescape as html_unescape
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
 
 from .declared import KINDS
 from .serializer import too_deep_for_lexbor
 
-__all__ = ["Declared", "Metadata", "describe", "headline_from_title", "page_metadata", "read_declared",
+__all__ = ["Declared", "Metadata", "describe", "headline_from_title", "page_metadata", "read_declared", "read_tree",
            "MAX_HTML_CHARS", "MAX_JSONLD_CHARS", "MAX_ITEMSCOPES", "MIN_YEAR", "METADATA_FIELDS"]
 
 # the first this many characters of a page are read for its metadata (declared markup sits in <head>
@@ -105,14 +105,18 @@ def read_declared(html: HtmlInput, *, encoding: Optional[str] = None, url: Optio
     return declared
 
 
-def _date_from_page(declared: Declared, text: str, url: Optional[str], today: Optional[_dt.date],
-                    extensive: bool) -> None:
-    """The publication date when the markup declares none: one in the URL, else htmldate's."""
+def _date_from_page(declared: Declared, text: Union[str, Callable[[], str]], url: Optional[str],
+                    today: Optional[_dt.date], extensive: bool) -> None:
+    """The publication date when the markup declares none: one in the URL, else htmldate's (`text`: the
+    page's text, or what gives it, called only when htmldate reads it)."""
     if _declared_date(declared, today):
         return
     try:
         language = _language(declared, declared.items) if extensive else None
-        declared.date_published = _url_date(url, today) or _htmldate(text, url, today, extensive, language)
+        declared.date_published = _url_date(url, today)
+        if declared.date_published is None:
+            page_text = text() if callable(text) else text
+            declared.date_published = _htmldate(_date_region(page_text), url, today, extensive, language)
     except Exception:  # noqa: BLE001 - htmldate's parsers on hostile text
         declared.skipped += ("date",)
 
@@ -123,16 +127,12 @@ def _read(html: HtmlInput, encoding: Optional[str], url: Optional[str],
     `too_deep`: the serializer's verdict on the same page (Page.too_deep), None to check here.
 
     One lexbor parse (selectolax, the serializer's parser, much cheaper than lxml's) reads the
-    `<head>`'s declarations, JSON-LD, headings and bylines; lxml parses the page again only for extruct's
-    microdata reader, on a page with microdata items whose JSON-LD does not already name an article's
-    headline, author and date."""
+    `<head>`'s declarations, JSON-LD, headings and bylines (_read_tree); where the serializer has read
+    them from its own tree (read_tree, Page.from_tree) page_metadata does not come here."""
     from selectolax.lexbor import LexborHTMLParser
 
     skipped: List[str] = []
-    text = _decode(html, encoding)
-    if len(text) > MAX_HTML_CHARS:
-        text = text[:MAX_HTML_CHARS]
-        skipped.append("too-large")
+    text = _text_of(html, encoding, skipped)
     if too_deep_for_lexbor(text) if too_deep is None else too_deep:
         # lexbor's time grows with depth x tags (a 200,000-deep page: minutes): read what precedes <body>,
         # where pages declare their metadata, and nothing of a head that is itself too deep
@@ -144,17 +144,47 @@ def _read(html: HtmlInput, encoding: Optional[str], url: Optional[str],
         tree = LexborHTMLParser(text) if text.strip() else None
     except Exception:  # noqa: BLE001 - lexbor refuses a document it cannot decode
         tree = None
-    root = tree.css_first("html") if tree is not None else None
-    if root is None:
+    declared = _read_tree(tree, text, url, skipped) if tree is not None else None
+    if declared is None:
         return Declared(skipped=tuple(skipped + ["parse"])), None
+    return declared, text
+
+
+def _text_of(html: HtmlInput, encoding: Optional[str], skipped: List[str]) -> str:
+    """The page's text as metadata reads it: decoded, cut at MAX_HTML_CHARS (named in `skipped`)."""
+    text = _decode(html, encoding)
+    if len(text) > MAX_HTML_CHARS:
+        text = text[:MAX_HTML_CHARS]
+        skipped.append("too-large")
+    return text
+
+
+def read_tree(tree, text: str, url: Optional[str] = None) -> Optional[Declared]:
+    """What a page declares (Declared without htmldate's date), read from lexbor's tree of `text` that
+    the serializer has built anyway: serialize(..., tree_reader=read_tree) keeps it in Page.from_tree,
+    and page_metadata then reads it instead of parsing the page again. None for a page over
+    MAX_HTML_CHARS (page_metadata reads its start itself) or a tree without `<html>`."""
+    if len(text) > MAX_HTML_CHARS:
+        return None
+    return _read_tree(tree, text, url, [])
+
+
+def _read_tree(tree, text: str, url: Optional[str], skipped: List[str]) -> Optional[Declared]:
+    """The declared metadata in lexbor's tree of `text`; lxml parses `text` again only for extruct's
+    microdata reader, on a page with microdata items whose JSON-LD does not already name an article's
+    headline, author and date. None for a tree without `<html>`."""
+    root = tree.css_first("html")
+    if root is None:
+        return None
     attrs = root.attributes
     declared = Declared(lang=_clean(attrs.get("lang") or attrs.get("xml:lang") or ""))
     title = tree.css_first("title")
     if title is not None:
         declared.title = _clean(title.text())
     declared.items.extend(_jsonld_items(tree, skipped))
-    if _needs_microdata(declared.items) and _microdata_could_add(tree):
-        declared.items.extend(_microdata_items(text, url, skipped))
+    source = _microdata_source(tree, text) if _needs_microdata(declared.items) and _microdata_could_add(tree) else None
+    if source is not None:
+        declared.items.extend(_microdata_items(source, url, skipped))
     try:
         declared.og = _opengraph(tree)
     except Exception:  # noqa: BLE001 - a hostile prefix attribute
@@ -164,7 +194,7 @@ def _read(html: HtmlInput, encoding: Optional[str], url: Optional[str],
     declared.posters = _posters(tree)
     declared.headings = [_clean(h.text()) for h in tree.css("h1")[:5]]
     declared.skipped = tuple(skipped)
-    return declared, text
+    return declared
 
 
 _BODY_TAG = re.compile(r"<body[\s>/]", re.I)
@@ -175,23 +205,67 @@ def _body_start(text: str) -> int:
     return found.start() if found else 0
 
 
+# htmldate reads what precedes <body> and this much of the markup around the first <h1> (characters before
+# and after it; from the body's start on a page without one): its lxml parse and its scans of every element
+# cost what the whole page costs, and the day a page is dated by sits near its headline, while the dates far
+# below it are mostly other pages' and comments' (docs/metadata.md)
+DATE_REGION_BEFORE = 3_000
+DATE_REGION_AFTER = 80_000
+_H1_TAG = re.compile(r"<h1[\s>/]", re.I)
+_HEAD_END = re.compile(r"</head\s*>", re.I)
+
+
+def _date_region(text: str) -> str:
+    """The part of a page htmldate reads: what precedes `<body>` (else `</head>`'s end), then from a tag
+    at most DATE_REGION_BEFORE characters before the first `<h1>` to DATE_REGION_AFTER after it."""
+    body = _body_start(text)
+    if not body:
+        head_end = _HEAD_END.search(text)
+        body = head_end.end() if head_end else 0
+    h1 = _H1_TAG.search(text, body)
+    at = h1.start() if h1 else body
+    start = max(body, at - DATE_REGION_BEFORE)
+    if start > body:  # from a tag on, not from inside one's attributes or a script
+        tag = text.find("<", start, at)
+        start = tag if tag >= 0 else at
+    end = at + DATE_REGION_AFTER
+    if start <= body and end >= len(text):
+        return text
+    return text[:body] + text[start:end]
+
+
 def _decode(html: HtmlInput, encoding: Optional[str]) -> str:
     if isinstance(html, str):
         return html
-    codec = "utf-8"
-    if encoding:
-        import codecs
-
-        # a Content-Type header ("text/html; charset=latin-1") or a bare label
-        label = encoding.split("charset=", 1)[-1].split(";")[0].strip(" \"'") or "utf-8"
-        try:
-            codec = codecs.lookup(label).name
-        except LookupError:
-            pass
+    codec = _codec(encoding)
     try:
         return html[:MAX_HTML_CHARS * 4].decode(codec, errors="replace")
     except Exception:  # noqa: BLE001 - a codec that is not a text encoding ("base64")
         return html[:MAX_HTML_CHARS * 4].decode("utf-8", errors="replace")
+
+
+def _codec(encoding: Optional[str]) -> str:
+    """The codec `_decode` reads bytes with: a Content-Type header's ("text/html; charset=latin-1") or a
+    bare label's, else UTF-8."""
+    import codecs
+
+    label = (encoding or "").split("charset=", 1)[-1].split(";")[0].strip(" \"'") or "utf-8"
+    try:
+        return codecs.lookup(label).name
+    except LookupError:
+        return "utf-8"
+
+
+def _same_text(html: HtmlInput, encoding: Optional[str], page) -> bool:
+    """Whether the serializer decoded the page as `_decode` does (its tree is then the tree of this text):
+    it follows a `<meta charset>` where no encoding is given, which `_decode` does not."""
+    import codecs
+
+    try:
+        codec = codecs.lookup(getattr(page, "encoding", "") or "").name
+    except LookupError:
+        return False
+    return codec == ("utf-8" if isinstance(html, str) else _codec(encoding))
 
 
 # ---- JSON-LD and microdata -----------------------------------------------------------------------------
@@ -314,6 +388,26 @@ def _microdata_could_add(tree) -> bool:
     except Exception:  # noqa: BLE001 - a hostile tree: let extruct's reader decide
         return tree.css_first("[itemscope]") is not None
     return False
+
+
+def _microdata_source(tree, text: str) -> Optional[str]:
+    """What extruct's microdata reader gets: the markup of the outermost items (elements with `itemscope`
+    inside none), serialised from lexbor's tree, where they are not the whole page (`<html>` or `<body>` an
+    item) and no item refers to others by id (`itemref`); else the page; None for a page without items.
+    lxml's parse and extruct's walk then cost the items' size, not the page's."""
+    try:
+        items = tree.css("[itemscope]")
+        if not items:
+            return None
+        if len(items) > MAX_ITEMSCOPES or tree.css_first("[itemref]") is not None:
+            return text
+        inner = {el.mem_id for el in tree.css("[itemscope] [itemscope]")}
+        outer = [el for el in items if el.mem_id not in inner]
+        if any(el.tag in ("html", "body") for el in outer):
+            return text
+        return "<html><body>" + "".join(el.html or "" for el in outer) + "</body></html>"
+    except Exception:  # noqa: BLE001 - a hostile tree: the page as it is
+        return text
 
 
 def _microdata_items(text: str, url: Optional[str], skipped: List[str]) -> List[Dict[str, Any]]:
@@ -926,7 +1020,12 @@ def page_metadata(html: HtmlInput, page=None, extraction=None, classifier=None, 
         # a serialised page already knows whether it is too deep for lexbor; a page without nodes may not
         # have been checked (cut short as too large)
         built = page is not None and bool(getattr(page, "nodes", None))
-        declared, text = _read(html, encoding, url, getattr(page, "too_deep", None) if built else None)
+        shared = getattr(page, "from_tree", None) if built else None
+        if isinstance(shared, Declared) and _same_text(html, encoding, page):
+            # read from the serializer's tree (read_tree): the page's text is decoded only if htmldate reads it
+            declared, text = replace(shared), lambda: _text_of(html, encoding, [])
+        else:
+            declared, text = _read(html, encoding, url, getattr(page, "too_deep", None) if built else None)
         page_type = classifier.predict(page) if classifier is not None and page is not None else (None, None)
         kind = page_type[0]
         if text is not None and kind not in UNDATED_TYPES:

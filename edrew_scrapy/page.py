@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .tokens import SEP
 
@@ -57,6 +57,9 @@ class Page:
     # nested past what lexbor parses in linear time (serializer.too_deep_for_lexbor): read with our
     # tokenizer, and page metadata reads only what precedes <body>
     too_deep: bool = False
+    # what serialize()'s `tree_reader` read from lexbor's tree (metadata.read_tree: the declared metadata),
+    # for page_metadata in the same process; not pickled (a worker reads it before sending the page)
+    from_tree: Any = None
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -65,8 +68,8 @@ class Page:
         """Pickled as rows of field values, each distinct reTPS once. Pages cross the process boundary
         on every crawled page (EDREW_WORKERS): a slotted dataclass pickles each Node as a dict of its
         slots, and a page's siblings carry equal but separate reTPS strings (docs/scrapy.md)."""
-        if type(self) is not Page:  # a subclass may add fields: every field as it is
-            return type(self), tuple(getattr(self, f.name) for f in fields(self))
+        if type(self) is not Page:  # a subclass may add fields: every field as it is, but from_tree
+            return type(self), tuple(None if f.name == "from_tree" else getattr(self, f.name) for f in fields(self))
         shared: Dict[str, str] = {}
         rows = [(n.index, n.tag, n.content, shared.setdefault(n.retps, n.retps), n.bucket, n.parent, n.path,
                  n.attrs, n.hidden, n.boilerplate, n.images, n.depth, n.link_chars, n.position)

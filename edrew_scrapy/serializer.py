@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import fields
 from itertools import accumulate, compress
 from operator import sub
-from typing import List, NamedTuple, Optional, Union
+from typing import Any, Callable, List, NamedTuple, Optional, Union
 from urllib.parse import urljoin
 
 from selectolax.lexbor import LexborHTMLParser
@@ -233,7 +233,8 @@ def _raw_attrs_ctx(raw_attrs: str, ctx: _Ctx) -> _Ctx:
 
 
 def serialize(data: Union[bytes, bytearray, memoryview, str], *, encoding: Optional[str] = None,
-              url: Optional[str] = None, config: SerializerConfig = DEFAULT_CONFIG) -> Page:
+              url: Optional[str] = None, config: SerializerConfig = DEFAULT_CONFIG,
+              tree_reader: Optional[Callable[[LexborHTMLParser, str, Optional[str]], Any]] = None) -> Page:
     """Serialize an HTML document into its text nodes.
 
     `encoding` is the declared charset (an HTTP Content-Type value or a bare name), used after a BOM
@@ -241,6 +242,10 @@ def serialize(data: Union[bytes, bytearray, memoryview, str], *, encoding: Optio
     nodes and `skipped` set to "empty", "binary" or "no-text"; a page over the config's max_text_chars
     or max_nodes gives "too-much-text" or "too-many-nodes" (the text is counted as it is read, so an
     oversized page costs its tokenizing, not its nodes).
+
+    `tree_reader(tree, text, url)`, where given, reads what else it needs from lexbor's tree of the
+    page before the tree is dropped (metadata.read_tree); what it returns is `Page.from_tree`, None on a
+    page read without that tree (too deep) or with no text.
     """
     if isinstance(data, (bytes, bytearray, memoryview)):
         raw = bytes(data)
@@ -263,7 +268,7 @@ def serialize(data: Union[bytes, bytearray, memoryview, str], *, encoding: Optio
         text = text.replace("\x00", "")
     with _gc_paused():
         try:
-            page = _build(text, config, url)
+            page = _build(text, config, url, tree_reader)
         except _TooLarge as exc:
             return Page(url=url, nodes=[], encoding=codec, skipped=exc.reason)
     if config.max_nodes and len(page.nodes) > config.max_nodes:
@@ -275,17 +280,23 @@ def serialize(data: Union[bytes, bytearray, memoryview, str], *, encoding: Optio
     return page
 
 
-def _build(text: str, config: SerializerConfig, url: Optional[str]) -> Page:
+def _build(text: str, config: SerializerConfig, url: Optional[str], tree_reader=None) -> Page:
     """The page from lexbor's tree, or from our tokenizer where lexbor would not be linear."""
     if too_deep_for_lexbor(text):
         page = _Builder(config, url).build(text)
         page.too_deep = True
         return page
-    page = _Builder(config, url).build_tree(text)
+    builder = _Builder(config, url)
+    page = builder.build_tree(text)
     if not page.nodes:
         # Browsers drop everything after an attribute quote that never closes (often the whole page);
         # our tokenizer reads on, and a page with text should not come out empty.
         page = _Builder(config, url).build(text)
+    if tree_reader is not None and page.nodes:
+        try:
+            page.from_tree = tree_reader(builder.tree, text, url)
+        except Exception:  # noqa: BLE001 - a reader's failure costs only what it reads (from_tree stays None)
+            page.from_tree = None
     return page
 
 
@@ -355,6 +366,7 @@ class _Builder:
         self.overflow = -1               # the #overflow record, past max_elements
         self.count_tags = 0
         self.title = ""
+        self.tree: Optional[LexborHTMLParser] = None  # lexbor's tree, where build_tree read one
         self.images: list = []
         self.special_tags = _special_tags(config)
         self.keywords = tuple(config.keyword_tokens.items())
@@ -506,7 +518,8 @@ class _Builder:
         max_elements = cfg.max_elements
         count_tags = 0
         text_left = self._text_left
-        node = LexborHTMLParser(_close_self_closed_raw_text(text)).root
+        self.tree = LexborHTMLParser(_close_self_closed_raw_text(text))
+        node = self.tree.root
         # the record the next nodes belong to, and what its children read of it (`counts`: its children
         # so far by name, for their XPath index)
         parent, segs, ctx, depth, counts = 0, segs_of[0], _ROOT_CTX, 0, {}

@@ -633,3 +633,141 @@ def test_a_declared_day_that_is_the_urls_full_date_is_not_replaced_by_a_dateline
     for url, expected in (("https://news.example/2016/07/30/yahoo-sale", "2016-07-30"),
                           ("https://news.example/yahoo-sale", "2016-07-29")):
         assert meta_of(html, page=serialize(html, url=url), url=url).date_published == expected
+
+
+def test_htmldate_reads_the_head_and_the_markup_around_the_first_heading_only():
+    class Article:
+        def predict(self, page):
+            return "article", 0.9
+
+    filler = "<p>The council met on a rainy evening to vote on the plan for the quay.</p>" * 1_500  # ~100,000
+    near = ('<html lang="en"><head><title>Council</title></head><body><nav>' + filler + "</nav><h1>Council</h1>"
+            "<div><p>Feb. 3, 2024</p></div>" + filler + "<div><p>Jan. 9, 2023</p></div></body></html>")
+    far = near.replace("<div><p>Feb. 3, 2024</p></div>", "")
+    for html, expected in ((near, "2024-02-03"), (far, None)):  # a comment's day far below is not the page's
+        page = serialize(html, url="https://news.example/council")
+        assert page_metadata(html, page, None, Article(), url=page.url, today=TODAY).date_published == expected
+    region = metadata._date_region(near)
+    assert region.startswith('<html lang="en"><head><title>Council</title></head>')
+    assert "Feb. 3, 2024" in region and "Jan. 9, 2023" not in region
+    assert len(region) < metadata.DATE_REGION_BEFORE + metadata.DATE_REGION_AFTER + 100
+    # a small page, one without <body> or <h1>: all of it, or what follows the head from its start
+    small = "<html><head><title>T</title></head><body><p>Posted Feb. 3, 2024</p></body></html>"
+    assert metadata._date_region(small) == small
+    bare = "<title>T</title></head>" + "<p>x</p>" * 20_000 + "<p>Posted Feb. 3, 2024</p>"
+    assert metadata._date_region(bare).startswith("<title>T</title></head><p>x</p>")
+    assert "Posted" not in metadata._date_region(bare)
+
+
+# ---- the serializer's tree, read once ------------------------------------------------------------------
+
+class _Typed:
+    """A stand-in page-type classifier: one type for every page (the rules that differ by type run)."""
+
+    def __init__(self, kind):
+        self.kind = kind
+
+    def predict(self, page):
+        return self.kind, 0.9
+
+
+@pytest.mark.parametrize("html", [JSONLD, OPENGRAPH, MICRODATA, NONE, SERVICE, QA_JSONLD, QA_MICRODATA, FORUM,
+                                  DATELINE.replace("{dateline}", "Updated Sep 4, 2025").replace("{footer}", "")])
+@pytest.mark.parametrize("kind", ["article", "forum", "service"])
+def test_metadata_read_from_the_serializers_tree_is_the_metadata_read_from_the_page(html, kind):
+    for data in (html, html.encode("utf-8")):
+        shared = serialize(data, url=URL, tree_reader=metadata.read_tree)
+        alone = serialize(data, url=URL)
+        assert isinstance(shared.from_tree, metadata.Declared) and alone.from_tree is None
+        first = page_metadata(data, shared, None, _Typed(kind), url=URL, today=TODAY)
+        assert first == page_metadata(data, alone, None, _Typed(kind), url=URL, today=TODAY)
+        assert first == page_metadata(data, shared, None, _Typed(kind), url=URL, today=TODAY)  # from_tree unchanged
+
+
+def test_with_the_serializers_tree_the_page_is_not_parsed_again(monkeypatch):
+    page = serialize(JSONLD, url=URL, tree_reader=metadata.read_tree)
+    expected = page_metadata(JSONLD, page, url=URL, today=TODAY)
+
+    def parse_again(*args, **kwargs):
+        raise AssertionError("parsed a second time")
+
+    monkeypatch.setattr(metadata, "_read", parse_again)
+    assert page_metadata(JSONLD, page, url=URL, today=TODAY) == expected
+    assert expected.headline == "Council backs bike lanes on Quay Road" and expected.skipped == ()
+
+
+def test_what_the_tree_gave_stays_in_the_process_a_pickled_page_is_read_again():
+    import pickle
+
+    page = serialize(JSONLD, url=URL, tree_reader=metadata.read_tree)
+    sent = pickle.loads(pickle.dumps(page))  # as a worker process sends it
+    assert page.from_tree is not None and sent.from_tree is None
+    assert [n.content for n in sent.nodes] == [n.content for n in page.nodes]
+    assert page_metadata(JSONLD, sent, url=URL, today=TODAY) == page_metadata(JSONLD, page, url=URL, today=TODAY)
+
+
+def test_a_page_the_serializer_decoded_otherwise_is_read_as_metadata_decodes_it():
+    # a page saved as UTF-8 whose <meta> still says gb2312: the serializer follows the <meta>, metadata
+    # reads bytes as the given encoding or UTF-8; its fields come from its own reading, as without the tree
+    html = ('<html><head><meta http-equiv="Content-Type" content="text/html; charset=gb2312">'
+            "<title>新电脑已可利用记忆自学</title></head><body><h1>新电脑已可利用记忆自学</h1><p>正文。</p></body></html>")
+    data = html.encode("utf-8")
+    page = serialize(data, url=URL, tree_reader=metadata.read_tree)
+    assert page.encoding == "gb2312" and page.from_tree is not None
+    assert page_metadata(data, page, url=URL, today=TODAY).headline == "新电脑已可利用记忆自学"
+    assert page_metadata(data, page, url=URL, today=TODAY) == page_metadata(data, serialize(data, url=URL), url=URL,
+                                                                            today=TODAY)
+
+
+def test_no_tree_is_read_on_a_page_too_deep_for_lexbor_or_too_large_and_a_failing_reader_costs_nothing(monkeypatch):
+    deep = '<html><head><meta property="og:title" content="Deep page"></head><body>' + "<div>" * 20_000 + \
+        "<p>Deep text</p>" + "</div>" * 20_000 + "</body></html>"
+    page = serialize(deep, url=URL, tree_reader=metadata.read_tree)
+    assert page.too_deep and page.nodes and page.from_tree is None
+    m = page_metadata(deep, page, url=URL, today=TODAY)
+    assert "too-deep" in m.skipped and m.headline == "Deep page"
+
+    def broken(tree, text, url):
+        raise RuntimeError("a reader's bug")
+
+    page = serialize(JSONLD, url=URL, tree_reader=broken)
+    assert page.nodes and page.from_tree is None
+    assert page_metadata(JSONLD, page, url=URL, today=TODAY).headline == "Council backs bike lanes on Quay Road"
+    monkeypatch.setattr(metadata, "MAX_HTML_CHARS", 200)  # read from the page's start, as without the tree
+    page = serialize(JSONLD, url=URL, tree_reader=metadata.read_tree)
+    assert page.from_tree is None and "too-large" in page_metadata(JSONLD, page, url=URL, today=TODAY).skipped
+
+
+@given(value=_JSON, junk=st.text(max_size=200), itemprop=st.sampled_from(["author", "name", "headline", "x"]))
+@settings(max_examples=60, deadline=None)
+def test_fuzzed_pages_give_the_same_metadata_with_and_without_the_serializers_tree(value, junk, itemprop):
+    html = (f'<html lang="{junk[:8]}"><head><title>{junk[:30]}</title><script type="application/ld+json">'
+            f'{json.dumps(value)}</script><meta property="og:title" content="{junk[:40]}"></head><body><h1>{junk}</h1>'
+            f'<div itemscope itemtype="https://schema.org/Article"><span itemprop="{itemprop}">{junk}</span></div>'
+            f'<p class="byline">By {junk[:20]}</p><p>{junk}</p></body></html>')
+    shared = serialize(html, url="https://example.com/a", tree_reader=metadata.read_tree)
+    alone = serialize(html, url="https://example.com/a")
+    kind = _Typed("article")
+    assert page_metadata(html, shared, None, kind, today=TODAY) == page_metadata(html, alone, None, kind, today=TODAY)
+
+
+def test_extruct_reads_the_outermost_items_markup_and_finds_the_items_it_finds_in_the_page():
+    from selectolax.lexbor import LexborHTMLParser
+
+    filler = "<div class='nav'><a href='/x'>A link</a><p>Some text of the page around the items.</p></div>" * 300
+    page = MICRODATA.replace("<body>", f"<body>{filler}").replace("</body>", f"{filler}</body>")
+    source = metadata._microdata_source(LexborHTMLParser(page), page)
+    assert len(source) < len(page) / 10 and source.count("itemscope") == page.count("itemscope")
+    for html in (page, QA_MICRODATA, MICRODATA):
+        whole, outer = [], []
+        items = metadata._microdata_items(html, URL, whole)
+        assert items and items == metadata._microdata_items(metadata._microdata_source(LexborHTMLParser(html), html),
+                                                             URL, outer) and whole == outer == []
+    assert meta_of(page).author == ["Marie Curie"]
+    # the page itself where an item is the whole page, or refers to markup elsewhere by id
+    for html in (QA_MICRODATA, '<html><body><div itemscope itemref="a"></div><p id="a" itemprop="name">N</p></body>'
+                               "</html>"):
+        assert metadata._microdata_source(LexborHTMLParser(html), html) is html
+    # properties without an item: nothing for extruct to find, lxml does not parse the page
+    loose = '<html><body><time itemprop="datePublished" datetime="2023-10-01">1 Oct</time></body></html>'
+    assert metadata._microdata_source(LexborHTMLParser(loose), loose) is None

@@ -111,7 +111,10 @@ def _prepare(source: str, args: argparse.Namespace):
             # skipped, not scored (a .txt file is read as HTML only when it starts like a page)
             page = Page(url=url, nodes=[], skipped="not-html")
         else:
-            page = serialize(data, encoding=content_type, url=url)
+            reader = None
+            if args.metadata:  # the declared metadata read from the serializer's tree
+                from ..metadata import read_tree as reader
+            page = serialize(data, encoding=content_type, url=url, tree_reader=reader)
     except (SourceError, OSError, ValueError) as exc:
         return exc
     return data, content_type, url, redirects, page

@@ -112,7 +112,7 @@ class EdrewDownloaderMiddleware:
             if outcome is not None:
                 return self._take(request, response, outcome)
         try:
-            page = await self.pool.run(_serialize, response)
+            page = await self.pool.run(_serialize, response, self.conf.metadata)
         except Exception as exc:  # the serializer should never raise; a crawl must not stop if it does
             self.stats.error(response.url, "serialise", exc)
             return response
@@ -236,8 +236,12 @@ class ModelWaits:
             downloader.total_concurrency -= 1
 
 
-def _serialize(response):
-    return serialize(response.body, encoding=_declared_encoding(response), url=response.url)
+def _serialize(response, metadata: bool = False):
+    # with metadata, its declared part is read from the serializer's tree (metadata.read_tree)
+    reader = None
+    if metadata:
+        from ..metadata import read_tree as reader
+    return serialize(response.body, encoding=_declared_encoding(response), url=response.url, tree_reader=reader)
 
 
 def _declared_encoding(response) -> Optional[str]:

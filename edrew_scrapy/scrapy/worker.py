@@ -131,14 +131,17 @@ def process(batch: Sequence[PageInput]) -> List[Outcome]:
 
 def _process(batch: Sequence[PageInput]) -> List[Outcome]:
     from ..extract import extract
+    from ..metadata import read_tree
     from ..serializer import serialize
 
     scorer = _scorer()
     threshold = _state.get("threshold")
     outcomes: List[Outcome] = []
-    for body, encoding, url, *_ in batch:
+    for body, encoding, url, *wanted in batch:
+        # the page's declared metadata read from the serializer's tree, where metadata is wanted
+        reader = read_tree if _state.get("metadata") and (not wanted or wanted[0]) else None
         try:
-            outcomes.append(Outcome(page=serialize(body, encoding=encoding, url=url)))
+            outcomes.append(Outcome(page=serialize(body, encoding=encoding, url=url, tree_reader=reader)))
         except Exception:  # noqa: BLE001 - the serializer should never raise; report it per page
             outcomes.append(Outcome(stage="serialise", error=traceback.format_exc(limit=-8)))
     todo = [o for o in outcomes if o.page is not None and o.page.nodes]
