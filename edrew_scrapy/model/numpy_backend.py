@@ -15,7 +15,7 @@ halving is exact in floating point).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -39,21 +39,32 @@ def _gate_scale(cell: int) -> np.ndarray:
     return np.concatenate([np.full(3 * cell, 0.5, dtype=F32), np.ones(cell, dtype=F32)])
 
 
-def _lstm_step(gates: np.ndarray, memory_prev: np.ndarray, memory: np.ndarray, hidden: np.ndarray,
-               tmp: np.ndarray, cell: int, cell_clip: Optional[float]) -> None:
-    """One LSTM step on rows of pre-activations (n, 4 * cell) in this module's layout, in place: `memory`
-    gets the new cell, `hidden` o * tanh(cell) (before any projection)."""
-    np.tanh(gates, out=gates)
-    sig = gates[:, : 3 * cell]
-    sig += 1.0
-    sig *= 0.5
-    np.multiply(gates[:, cell: 2 * cell], memory_prev, out=memory)
-    np.multiply(gates[:, :cell], gates[:, 3 * cell:], out=tmp)
-    memory += tmp
-    if cell_clip:
-        np.clip(memory, -cell_clip, cell_clip, out=memory)
-    np.tanh(memory, out=tmp)
-    np.multiply(gates[:, 2 * cell: 3 * cell], tmp, out=hidden)
+def _position_major(lengths: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For segments of `lengths` rows (each at least one) laid end to end: the order that sorts them
+    longest first; for each position p, how many segments are longer than p (a prefix of that order);
+    and, position by position, each such segment's number (in that order) and its p-th row."""
+    order = np.argsort(-lengths, kind="stable")
+    lengths_sorted = lengths[order]
+    counts = (lengths_sorted[None, :] > np.arange(int(lengths_sorted[0]))[:, None]).sum(axis=1)
+    position = np.repeat(np.arange(len(counts)), counts)
+    segment = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    starts = (np.cumsum(lengths) - lengths)[order]
+    return order, counts, segment, starts[segment] + position
+
+
+def _reduce_by_position(rows: np.ndarray, order: np.ndarray, counts: np.ndarray, ufunc) -> np.ndarray:
+    """ufunc over each segment's rows, from `rows` laid out position-major (_position_major): one call
+    per position, on contiguous blocks. ufunc.reduceat(axis=0) loops over segments and columns, which
+    cost more than the arithmetic here (1.7 ms for 250 segments of 128 columns)."""
+    n = len(order)
+    out = rows[:n].copy()
+    at = n
+    for k in counts[1:].tolist():
+        ufunc(out[:k], rows[at: at + k], out=out[:k])
+        at += k
+    result = np.empty_like(out)
+    result[order] = out
+    return result
 
 
 class CharacterCnn:
@@ -101,12 +112,13 @@ class CharacterCnn:
         width, rows = self.max_width, N_CHARACTERS + 1
         used = (ids != PAD_CHAR + 1).sum(axis=1)
         padded = np.pad(ids, ((0, 0), (0, width - 1)), constant_values=N_CHARACTERS)
-        windows = sliding_window_view(padded, width, axis=1)[np.arange(MAX_WORD_LENGTH) < used[:, None]]
+        # each word's windows that start on its own ids, word by word, then position-major
+        order, counts, _, at = _position_major(used)
+        windows = sliding_window_view(padded, width, axis=1)[np.arange(MAX_WORD_LENGTH) < used[:, None]][at]
         summed = self.table.take(windows[:, 0], axis=0)
         for k in range(1, width):
             summed += self.table.take(windows[:, k] + k * rows, axis=0)
-        offsets = np.cumsum(used) - used
-        x = np.maximum.reduceat(summed, offsets, axis=0)
+        x = _reduce_by_position(summed, order, counts, np.maximum)
         if int(used.max()) + width < MAX_WORD_LENGTH:  # columns cut: every word has a window of padding
             return np.maximum(x, self.pad_window, out=x)
         has_pad = used[:, None] <= self.last_start[None, :]
@@ -134,17 +146,34 @@ class CharacterCnn:
         return out
 
 
+def _gate_major(weight_t: np.ndarray) -> np.ndarray:
+    """(in, 4 * cell) -> (4, in, cell): one matrix per gate, so that a product writes each gate's rows as a
+    contiguous block (numpy's calls on strided column blocks cost several times more)."""
+    n_in, gates = weight_t.shape
+    return np.ascontiguousarray(weight_t.reshape(n_in, 4, gates // 4).transpose(1, 0, 2))
+
+
 class _Cell:
-    """One LSTM cell of the biLM, in this module's gate layout."""
+    """One LSTM cell of the biLM, in this module's gate layout, gate-major (see _gate_major)."""
 
     def __init__(self, w_in: np.ndarray, w_state: np.ndarray, bias: np.ndarray, w_proj: np.ndarray) -> None:
         cell = w_proj.shape[1]
         order, scale = _gate_order(cell), _gate_scale(cell)
-        self.w_in_t = np.ascontiguousarray((w_in[order] * scale[:, None]).T)
-        self.w_state_t = np.ascontiguousarray((w_state[order] * scale[:, None]).T)
-        self.bias = (bias[order] * scale).astype(F32)
-        self.stacked = np.ascontiguousarray(np.concatenate([self.w_in_t, self.w_state_t]))
+        w_in_t = (w_in[order] * scale[:, None]).T
+        w_state_t = (w_state[order] * scale[:, None]).T
+        self.w_in = _gate_major(w_in_t)
+        self.w_state = _gate_major(w_state_t)
+        self.stacked = _gate_major(np.concatenate([w_in_t, w_state_t]))
+        self.bias = (bias[order] * scale).astype(F32).reshape(4, 1, cell)
         self.w_proj_t = np.ascontiguousarray(w_proj.T)
+        self._bias_rows = np.empty((4, 0, cell), dtype=F32)
+
+    def bias_rows(self, rows: int) -> np.ndarray:
+        """(4, rows, cell): the bias repeated on every row, kept between calls (an add of two arrays of
+        the same layout costs less than one that broadcasts a row)."""
+        if self._bias_rows.shape[1] < rows:
+            self._bias_rows = np.repeat(self.bias, max(rows, 2 * self._bias_rows.shape[1]), axis=1)
+        return self._bias_rows[:, :rows]
 
 
 class NumpyBiLm:
@@ -171,52 +200,65 @@ class NumpyBiLm:
         tries = tries_of(ids, lengths, len(vocab))
         plan = Plan(tries, self.n_layers, table.shape[0])
         # each token's input projection for both directions (fewer rows than the nodes), then one row per node
-        projected = np.concatenate([table @ cell.w_in_t + cell.bias for cell in self.cells[0]])
-        state = self._run(plan, projected.take(plan.tokens, axis=0))
+        projected = np.concatenate([np.matmul(table, cell.w_in) + cell.bias for cell in self.cells[0]], axis=1)
+        state = self._run(plan, projected.take(plan.tokens, axis=1))
         return self._pool(pool_rows(tries, plan, lengths, self.n_layers), table, state, mix_weights, gamma)
 
     def _run(self, plan: Plan, layer0: np.ndarray) -> np.ndarray:
-        """Every cell's projected state for every node (plan.rows rows), step by step as trie._run."""
+        """Every cell's projected state for every node (plan.rows rows), step by step as trie._run, with
+        the gates gate-major: (4, rows, cell). `layer0` (4, nodes, cell): each layer-0 node's input
+        projection, plus bias, in the order of plan.tokens."""
         rows, hid, cell, n_layers = plan.rows, self.hidden, self.cell, self.n_layers
         # the state rows, then (with more than two layers) the output rows: state + input, read by the next layer
         hs = np.empty((rows * (2 if n_layers > 2 else 1), hid), dtype=F32)
         hs[0] = 0
         memory = np.empty((rows, cell), dtype=F32)
         memory[0] = 0
-        gates_buf = np.empty((plan.widest, 4 * cell), dtype=F32)
+        gates_buf = np.empty((4, plan.widest, cell), dtype=F32)
         gin_buf = np.empty((plan.widest_gather, hid), dtype=F32)
         prev_buf = np.empty((plan.widest, cell), dtype=F32)
         tmp_buf = np.empty((plan.widest, cell), dtype=F32)
         hidden_buf = np.empty((plan.widest, cell), dtype=F32)
         gather = np.split(plan.gather, np.cumsum(plan.g_per_step)[:-1])
         parents = np.split(plan.parent_rows, np.cumsum(plan.n_per_step)[:-1])
+        cell_clip, proj_clip = self.cell_clip, self.proj_clip
         for (begin, end, step_cells, sizes, g_sizes), gidx, pidx in zip(plan.steps, gather, parents):
             n = end - begin
             gin = np.take(hs, gidx, axis=0, out=gin_buf[: len(gidx)])
             prev = np.take(memory, pidx, axis=0, out=prev_buf[:n])
-            gates = gates_buf[:n]
+            gates = gates_buf[:, :n]
             at_gate = at_x = 0
             for (layer, d, at), size, g_size in zip(step_cells, sizes, g_sizes):
                 w = self.cells[layer][d]
-                out, x = gates[at_gate: at_gate + size], gin[at_x: at_x + g_size]
+                out, x = gates[:, at_gate: at_gate + size], gin[at_x: at_x + g_size]
                 if layer == 0:
-                    np.matmul(x, w.w_state_t, out=out)
-                    out += layer0[at: at + size]
+                    np.matmul(x, w.w_state, out=out)
+                    np.add(out, layer0[:, at: at + size], out=out)
                 else:
                     np.matmul(x.reshape(size, 2 * hid), w.stacked, out=out)
-                    out += w.bias
+                    np.add(out, w.bias_rows(size), out=out)
                 at_gate += size
                 at_x += g_size
-            hidden = hidden_buf[:n]
-            _lstm_step(gates, prev, memory[begin:end], hidden, tmp_buf[:n], cell, self.cell_clip)
+            np.tanh(gates, out=gates)
+            sig = gates[:3]
+            sig += 1.0
+            sig *= 0.5
+            mem, tmp, hidden = memory[begin:end], tmp_buf[:n], hidden_buf[:n]
+            np.multiply(gates[1], prev, out=mem)
+            np.multiply(gates[0], gates[3], out=tmp)
+            mem += tmp
+            if cell_clip:
+                np.clip(mem, -cell_clip, cell_clip, out=mem)
+            np.tanh(mem, out=tmp)
+            np.multiply(gates[2], tmp, out=hidden)
             new_state = hs[begin:end]
             at_gate = 0
             for (layer, d, _), size in zip(step_cells, sizes):
                 np.matmul(hidden[at_gate: at_gate + size], self.cells[layer][d].w_proj_t,
                           out=new_state[at_gate: at_gate + size])
                 at_gate += size
-            if self.proj_clip:
-                np.clip(new_state, -self.proj_clip, self.proj_clip, out=new_state)
+            if proj_clip:
+                np.clip(new_state, -proj_clip, proj_clip, out=new_state)
             if n_layers > 2:
                 at_row, at_x = begin, 0
                 for (layer, _d, _), size, g_size in zip(step_cells, sizes, g_sizes):
@@ -243,8 +285,8 @@ class NumpyBiLm:
             mixed += out * F32(mix_weights[layer + 1])
         mixed *= F32(gamma)
         lengths = rows.lengths
-        offsets = np.cumsum(lengths) - lengths
-        mean = np.add.reduceat(mixed.take(rows.paths, axis=0), offsets, axis=0)
+        order, counts, _, at = _position_major(lengths)
+        mean = _reduce_by_position(mixed.take(rows.paths.take(at), axis=0), order, counts, np.add)
         mean /= lengths[:, None].astype(F32)
         leaf = mixed.take(rows.leaves, axis=0)
         n_seq, dim = len(lengths) // 2, mixed.shape[1]
@@ -273,57 +315,60 @@ class NumpyHead:
             self._context_weights()
 
     def _context_weights(self) -> None:
-        """Both directions' input products side by side, and their state products as one block-diagonal
-        matrix, so that a step of the page BiLSTM is one product for both directions."""
+        """The page BiLSTM's weights for `_context`, which keeps its vectors as columns: the input products
+        per direction, and the state product of both directions as one matrix whose rows are gate-major
+        (the input gates of both directions, then the forget gates, ...), so that each gate of a step is a
+        contiguous block of rows (numpy's calls on strided views of a few dozen values cost several times
+        more than on contiguous ones)."""
         s = self.state
         hid = s["context.weight_hh_l0"].shape[1]
         order, scale = _gate_order(hid), _gate_scale(hid)
-        w_ih, bias, w_hh = [], [], np.zeros((2 * hid, 8 * hid), dtype=F32)
+        w_ih, bias, w_hh = [], [], np.zeros((4, 2, hid, 2, hid), dtype=F32)
         for d, suffix in enumerate(("", "_reverse")):
             w_ih.append((s[f"context.weight_ih_l0{suffix}"][order] * scale[:, None]).T)
             bias.append((s[f"context.bias_ih_l0{suffix}"] + s[f"context.bias_hh_l0{suffix}"])[order] * scale)
-            w_hh[d * hid: (d + 1) * hid, d * 4 * hid: (d + 1) * 4 * hid] = (s[f"context.weight_hh_l0{suffix}"][order]
-                                                                          * scale[:, None]).T
+            w_hh[:, d, :, d, :] = (s[f"context.weight_hh_l0{suffix}"][order] * scale[:, None]).reshape(4, hid, hid)
         self.context_hidden = hid
         self.context_w_ih = [np.ascontiguousarray(w) for w in w_ih]
         self.context_bias = [b.astype(F32) for b in bias]
-        self.context_w_hh = w_hh
+        self.context_w_hh = w_hh.reshape(8 * hid, 2 * hid)
 
     def _context(self, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """(N, 2 * hidden): the page BiLSTM's outputs, forward and backward, as nn.LSTM gives them, for the
         rows of x (N, node_dim) of pages of `lengths` nodes, one after the other. All pages and both
         directions step together: step t runs each page's node t forward and its node n - 1 - t
-        backward, so the steps are those of the longest page, not of all pages."""
+        backward, so the steps are those of the longest page, not of all pages. Vectors are columns
+        (unit, page) and the gates gate-major rows (see _context_weights)."""
         hid, batch, steps = self.context_hidden, len(lengths), int(lengths.max())
         page = np.repeat(np.arange(batch), lengths)
         local = np.arange(len(x)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         back = lengths[page] - 1 - local  # the backward direction's step for each node
-        pre = np.zeros((steps, batch, 8 * hid), dtype=F32)
-        pre[local, page, : 4 * hid] = x @ self.context_w_ih[0] + self.context_bias[0]
-        pre[back, page, 4 * hid:] = x @ self.context_w_ih[1] + self.context_bias[1]
-        # row t + 1: the hidden states after step t, (page, direction) by page; row 0: the zero state
-        outputs = np.zeros((steps + 1, batch, 2, hid), dtype=F32)
-        by_page = outputs.reshape(steps + 1, batch, 2 * hid)
-        by_row = outputs.reshape(steps + 1, 2 * batch, hid)
-        memory = np.zeros((2 * batch, hid), dtype=F32)
-        tmp = np.empty((2 * batch, hid), dtype=F32)
-        gates = np.empty((batch, 8 * hid), dtype=F32)
-        rows = gates.reshape(2 * batch, 4 * hid)
-        sig, in_gate, forget, out_gate, cand = (rows[:, : 3 * hid], rows[:, :hid], rows[:, hid: 2 * hid],
-                                                rows[:, 2 * hid: 3 * hid], rows[:, 3 * hid:])
-        w_hh, matmul, multiply, tanh = self.context_w_hh, np.matmul, np.multiply, np.tanh
-        for t in range(steps):  # _lstm_step, written out: a few hundred steps a page, ~10 calls each
-            matmul(by_page[t], w_hh, out=gates)
-            gates += pre[t]
+        pre = np.zeros((steps, 4, 2, hid, batch), dtype=F32)
+        pre[local, :, 0, :, page] = (x @ self.context_w_ih[0] + self.context_bias[0]).reshape(-1, 4, hid)
+        pre[back, :, 1, :, page] = (x @ self.context_w_ih[1] + self.context_bias[1]).reshape(-1, 4, hid)
+        pre = pre.reshape(steps, 8 * hid, batch)
+        # step t's hidden states in row t + 1 (forward units, then backward; a column per page); row 0 zero
+        outputs = np.zeros((steps + 1, 2 * hid, batch), dtype=F32)
+        memory = np.zeros((2 * hid, batch), dtype=F32)
+        tmp = np.empty((2 * hid, batch), dtype=F32)
+        gates = np.empty((8 * hid, batch), dtype=F32)
+        sig, in_gate, forget, out_gate, cand = (gates[: 6 * hid], gates[: 2 * hid], gates[2 * hid: 4 * hid],
+                                                gates[4 * hid: 6 * hid], gates[6 * hid:])
+        ones, halves = np.ones_like(sig), np.full_like(sig, 0.5)  # arrays: a Python scalar operand costs more
+        w_hh, matmul, multiply, add, tanh = self.context_w_hh, np.matmul, np.multiply, np.add, np.tanh
+        for t in range(steps):  # an LSTM step, written out: a few hundred steps a page, ten calls each
+            matmul(w_hh, outputs[t], out=gates)
+            add(gates, pre[t], out=gates)
             tanh(gates, out=gates)
-            sig += 1.0
-            sig *= 0.5
+            add(sig, ones, out=sig)
+            multiply(sig, halves, out=sig)
             multiply(forget, memory, out=memory)
             multiply(in_gate, cand, out=tmp)
-            memory += tmp
+            add(memory, tmp, out=memory)
             tanh(memory, out=tmp)
-            multiply(out_gate, tmp, out=by_row[t + 1])
-        return np.concatenate([outputs[local + 1, page, 0], outputs[back + 1, page, 1]], axis=1)
+            multiply(out_gate, tmp, out=outputs[t + 1])
+        by_direction = outputs.reshape(steps + 1, 2, hid, batch)
+        return np.concatenate([by_direction[local + 1, 0, :, page], by_direction[back + 1, 1, :, page]], axis=1)
 
     def probabilities(self, pages: Sequence[tuple]) -> List[np.ndarray]:
         """P(relevant) of each page's nodes, from (elmo, text, features, groups) per page: elmo (N, 2 *
@@ -402,12 +447,12 @@ class NumpyScorer(base.ScorerBase):
         """(len(word_lists), 2 * dim): [mean, max] of each list's character-CNN vectors (lists non-empty)."""
         position: Dict[str, int] = {}
         flat = [position.setdefault(w, len(position)) for ws in word_lists for w in ws]
-        rows = self.token_vectors(list(position)).take(index_array(flat), axis=0)
-        counts = index_array([len(ws) for ws in word_lists])
-        offsets = np.cumsum(counts) - counts
-        mean = np.add.reduceat(rows, offsets, axis=0)
-        mean /= counts[:, None].astype(F32)
-        return np.concatenate([mean, np.maximum.reduceat(rows, offsets, axis=0)], axis=1)
+        lengths = index_array([len(ws) for ws in word_lists])
+        order, counts, _, at = _position_major(lengths)
+        rows = self.token_vectors(list(position)).take(index_array(flat).take(at), axis=0)
+        mean = _reduce_by_position(rows, order, counts, np.add)
+        mean /= lengths[:, None].astype(F32)
+        return np.concatenate([mean, _reduce_by_position(rows, order, counts, np.maximum)], axis=1)
 
     def _probabilities_many(self, pages: List[tuple]) -> List[np.ndarray]:
         return self.head.probabilities(pages)
