@@ -340,21 +340,47 @@ class NumpyHead:
         """(N, 2 * hidden): the page BiLSTM's outputs, forward and backward, as nn.LSTM gives them, for the
         rows of x (N, node_dim) of pages of `lengths` nodes, one after the other. All pages and both
         directions step together: step t runs each page's node t forward and its node n - 1 - t
-        backward, so the steps are those of the longest page, not of all pages. Vectors are columns
-        (unit, page) and the gates gate-major rows (see _context_weights)."""
-        hid, batch, steps = self.context_hidden, len(lengths), int(lengths.max())
+        backward. Vectors are columns (unit, page), the pages longest first, and the gates gate-major rows
+        (see _context_weights); once a page has ended, the steps after it run on the pages still going
+        (the longest page sets the number of steps, the pages' total the work)."""
+        hid, batch = self.context_hidden, len(lengths)
+        order = np.argsort(-lengths, kind="stable")  # column c holds page order[c]
+        column = np.empty(batch, dtype=np.int64)
+        column[order] = np.arange(batch)
+        sorted_lengths = lengths[order]
+        steps = int(sorted_lengths[0])
         page = np.repeat(np.arange(batch), lengths)
         local = np.arange(len(x)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         back = lengths[page] - 1 - local  # the backward direction's step for each node
         pre = np.zeros((steps, 4, 2, hid, batch), dtype=F32)
-        pre[local, :, 0, :, page] = (x @ self.context_w_ih[0] + self.context_bias[0]).reshape(-1, 4, hid)
-        pre[back, :, 1, :, page] = (x @ self.context_w_ih[1] + self.context_bias[1]).reshape(-1, 4, hid)
+        pre[local, :, 0, :, column[page]] = (x @ self.context_w_ih[0] + self.context_bias[0]).reshape(-1, 4, hid)
+        pre[back, :, 1, :, column[page]] = (x @ self.context_w_ih[1] + self.context_bias[1]).reshape(-1, 4, hid)
         pre = pre.reshape(steps, 8 * hid, batch)
         # step t's hidden states in row t + 1 (forward units, then backward; a column per page); row 0 zero
         outputs = np.zeros((steps + 1, 2 * hid, batch), dtype=F32)
         memory = np.zeros((2 * hid, batch), dtype=F32)
-        tmp = np.empty((2 * hid, batch), dtype=F32)
-        gates = np.empty((8 * hid, batch), dtype=F32)
+        start = 0
+        for active in range(batch, 0, -1):  # the steps during which `active` pages are still going
+            end = int(sorted_lengths[active - 1])
+            if end > start:
+                outputs[start + 1: end + 1, :, :active], memory[:, :active] = self._steps(
+                    np.ascontiguousarray(pre[start:end, :, :active]), outputs[start, :, :active],
+                    memory[:, :active])
+                start = end
+        by_direction = outputs.reshape(steps + 1, 2, hid, batch)
+        return np.concatenate([by_direction[local + 1, 0, :, column[page]],
+                               by_direction[back + 1, 1, :, column[page]]], axis=1)
+
+    def _steps(self, pre: np.ndarray, state: np.ndarray, memory: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """The LSTM steps of pre (steps, 8 * hidden, pages) from `state` and `memory` (2 * hidden, pages):
+        each step's hidden states (steps, 2 * hidden, pages) and the last memory. Every array contiguous."""
+        steps, rows, pages = pre.shape
+        hid = rows // 8
+        outputs = np.empty((steps + 1, 2 * hid, pages), dtype=F32)
+        outputs[0] = state
+        memory = np.ascontiguousarray(memory)
+        tmp = np.empty((2 * hid, pages), dtype=F32)
+        gates = np.empty((8 * hid, pages), dtype=F32)
         sig, in_gate, forget, out_gate, cand = (gates[: 6 * hid], gates[: 2 * hid], gates[2 * hid: 4 * hid],
                                                 gates[4 * hid: 6 * hid], gates[6 * hid:])
         ones = np.ones_like(sig)  # an array: a Python scalar operand costs more than the operation here
@@ -373,8 +399,7 @@ class NumpyHead:
                 add(memory, tmp, out=memory)
                 tanh(memory, out=tmp)
                 multiply(out_gate, tmp, out=outputs[t + 1])
-        by_direction = outputs.reshape(steps + 1, 2, hid, batch)
-        return np.concatenate([by_direction[local + 1, 0, :, page], by_direction[back + 1, 1, :, page]], axis=1)
+        return outputs[1:], memory
 
     def probabilities(self, pages: Sequence[tuple]) -> List[np.ndarray]:
         """P(relevant) of each page's nodes, from (elmo, text, features, groups) per page: elmo (N, 2 *
