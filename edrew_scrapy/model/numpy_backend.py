@@ -4,13 +4,16 @@ The same arithmetic as the PyTorch path, read from the same files (elmo_weights.
 head.safetensors through safetensors' numpy API): the character CNN as one table lookup per window
 offset (elmo.CharacterEncoder._window_table), the biLM over the tries of a batch's distinct reTPS step
 by step as trie._run plans it (trieplan.py), pooling and the scalar mix, and the head with its page
-BiLSTM. A worker process that scores with it does not pay torch's ~270 MB of memory, and numpy's calls
+BiLSTM. A process that scores with it never loads torch (most of a worker's memory), and numpy's calls
 on arrays of a few dozen rows cost less than torch's. Scores agree with the PyTorch path within float32
-rounding (tests/test_model_numpy.py).
+rounding (tests/test_model_numpy.py). At these sizes a call costs more than its arithmetic, and numpy's
+calls on strided column blocks several times more than on contiguous ones, so the gates are gate-major
+(each gate one contiguous block) and reductions over segments run position by position.
 
-The LSTMs' gates are laid out (input, forget, output, candidate) with the first three's weights halved:
+The biLM's gates are ordered (input, forget, output, candidate) with the first three's weights halved:
 sigmoid(x) = (1 + tanh(x / 2)) / 2, so one tanh call covers all four gates (numpy has no sigmoid, and
-halving is exact in floating point).
+halving is exact in floating point). The page BiLSTM, whose sequences are far longer, computes its
+sigmoids as 1 / (1 + exp(-x)) instead (NumpyHead._context_weights).
 """
 from __future__ import annotations
 
@@ -55,7 +58,7 @@ def _position_major(lengths: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.nda
 def _reduce_by_position(rows: np.ndarray, order: np.ndarray, counts: np.ndarray, ufunc) -> np.ndarray:
     """ufunc over each segment's rows, from `rows` laid out position-major (_position_major): one call
     per position, on contiguous blocks. ufunc.reduceat(axis=0) loops over segments and columns, which
-    cost more than the arithmetic here (1.7 ms for 250 segments of 128 columns)."""
+    cost several times the arithmetic here."""
     n = len(order)
     out = rows[:n].copy()
     at = n
@@ -107,8 +110,8 @@ class CharacterCnn:
         the value of a window of padding only, which every word with such a window shares. A word of m ids
         has one for a filter of width w when m <= 50 - w; with the columns past the longest word cut
         (CharacterEncoder.forward), when the longest word leaves a filter's width of padding, every word
-        has one. Fewer windows than the lookup over every column (a word has ~10 ids of 50), the same
-        maxima of the same sums."""
+        has one. Fewer windows than the lookup over every column (most words have far fewer than 50 ids),
+        the same maxima of the same sums."""
         width, rows = self.max_width, N_CHARACTERS + 1
         used = (ids != PAD_CHAR + 1).sum(axis=1)
         padded = np.pad(ids, ((0, 0), (0, width - 1)), constant_values=N_CHARACTERS)
@@ -320,8 +323,8 @@ class NumpyHead:
         (the input gates of both directions, then the forget gates, ...), so that each gate of a step is a
         contiguous block of rows (numpy's calls on strided views of a few dozen values cost several times
         more than on contiguous ones). The sigmoid gates' rows are negated: their sigmoid is computed as
-        1 / (1 + exp(-x)), which keeps small values that 1 + tanh(x/2) loses in float32 (over the thousands
-        of steps of a long page that added up to 1e-5 of a score, against PyTorch's)."""
+        1 / (1 + exp(-x)), which keeps small values that 1 + tanh(x/2) loses in float32: over the thousands
+        of steps of a long page those losses add up to more than float32 rounding of a score."""
         s = self.state
         hid = s["context.weight_hh_l0"].shape[1]
         order = _gate_order(hid)
@@ -341,35 +344,34 @@ class NumpyHead:
         rows of x (N, node_dim) of pages of `lengths` nodes, one after the other. All pages and both
         directions step together: step t runs each page's node t forward and its node n - 1 - t
         backward. Vectors are columns (unit, page), the pages longest first, and the gates gate-major rows
-        (see _context_weights); once a page has ended, the steps after it run on the pages still going
-        (the longest page sets the number of steps, the pages' total the work)."""
+        (see _context_weights); once a page has ended, the steps after it run on the pages still going,
+        so the work and the memory are those of the pages' nodes, the longest page sets only the steps."""
         hid, batch = self.context_hidden, len(lengths)
         order = np.argsort(-lengths, kind="stable")  # column c holds page order[c]
-        column = np.empty(batch, dtype=np.int64)
-        column[order] = np.arange(batch)
         sorted_lengths = lengths[order]
-        steps = int(sorted_lengths[0])
-        page = np.repeat(np.arange(batch), lengths)
-        local = np.arange(len(x)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        back = lengths[page] - 1 - local  # the backward direction's step for each node
-        pre = np.zeros((steps, 4, 2, hid, batch), dtype=F32)
-        pre[local, :, 0, :, column[page]] = (x @ self.context_w_ih[0] + self.context_bias[0]).reshape(-1, 4, hid)
-        pre[back, :, 1, :, column[page]] = (x @ self.context_w_ih[1] + self.context_bias[1]).reshape(-1, 4, hid)
-        pre = pre.reshape(steps, 8 * hid, batch)
-        # step t's hidden states in row t + 1 (forward units, then backward; a column per page); row 0 zero
-        outputs = np.zeros((steps + 1, 2 * hid, batch), dtype=F32)
+        first = (np.cumsum(lengths) - lengths)[order]  # each column's page's first row in x
+        inputs = [(x @ w + bias).reshape(-1, 4, hid) for w, bias in zip(self.context_w_ih, self.context_bias)]
+        out = np.empty((len(x), 2 * hid), dtype=F32)
+        state = np.zeros((2 * hid, batch), dtype=F32)
         memory = np.zeros((2 * hid, batch), dtype=F32)
         start = 0
         for active in range(batch, 0, -1):  # the steps during which `active` pages are still going
             end = int(sorted_lengths[active - 1])
-            if end > start:
-                outputs[start + 1: end + 1, :, :active], memory[:, :active] = self._steps(
-                    np.ascontiguousarray(pre[start:end, :, :active]), outputs[start, :, :active],
-                    memory[:, :active])
-                start = end
-        by_direction = outputs.reshape(steps + 1, 2, hid, batch)
-        return np.concatenate([by_direction[local + 1, 0, :, column[page]],
-                               by_direction[back + 1, 1, :, column[page]]], axis=1)
+            if end <= start:
+                continue
+            steps = np.arange(start, end)[:, None]
+            forward = first[None, :active] + steps                                  # (steps, active) rows of x
+            backward = first[None, :active] + sorted_lengths[None, :active] - 1 - steps
+            pre = np.empty((end - start, 4, 2, hid, active), dtype=F32)
+            pre[:, :, 0] = inputs[0][forward].transpose(0, 2, 3, 1)
+            pre[:, :, 1] = inputs[1][backward].transpose(0, 2, 3, 1)
+            hidden, memory[:, :active] = self._steps(pre.reshape(end - start, 8 * hid, active),
+                                                     state[:, :active], memory[:, :active])
+            state[:, :active] = hidden[-1]
+            out[forward, :hid] = hidden[:, :hid].transpose(0, 2, 1)
+            out[backward, hid:] = hidden[:, hid:].transpose(0, 2, 1)
+            start = end
+        return out
 
     def _steps(self, pre: np.ndarray, state: np.ndarray, memory: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """The LSTM steps of pre (steps, 8 * hidden, pages) from `state` and `memory` (2 * hidden, pages):
