@@ -1,6 +1,7 @@
 """First-sight scoring of a git ref against the working tree's: the CPU-time ratio, and whether the scores agree.
 
     python benchmarks/scoring_ab.py --pages "$EDREW_WCXB/html" [--ref main] [--limit 100] [--rounds 6] [--batch 1]
+    python benchmarks/scoring_ab.py --pages "$EDREW_WCXB/html" --backends native,numpy [--limit 100] [--rounds 6]
 
 For work on the scorer (edrew_scrapy/model, the skip of settled nodes) that should make scoring cheaper:
 `git archive REF edrew_scrapy` is unpacked into a temporary folder, the pages are serialised once (by the
@@ -11,6 +12,11 @@ on 24 pages, then scores every other page once, `--batch` pages a call (1: as `e
 file), and reports the CPU time of those calls. Both read the working tree's models/default.
 Prints CPU ms a page per run, the ratio ref / working tree by round and its median, and the largest
 difference between the two packages' scores (0 when the change leaves the arithmetic as it was).
+
+`--backends A,B` compares two backends of the working tree instead (e.g. native, PyTorch, against numpy):
+the same rounds, each backend in a fresh process on one core with one intra-op thread, and each run's
+peak RSS (the process that loaded the model and scored: with numpy it never imports torch). Without it,
+both sides run the PyTorch scorer (`edrew_scrapy.model.scorer.load_model`), as every ref has one.
 """
 from __future__ import annotations
 
@@ -34,21 +40,29 @@ WARM = 24
 def child(args: argparse.Namespace) -> int:
     """One run, in the package that PYTHONPATH puts first: CPU ms a page, the scores to --out."""
     import importlib
+    import resource
 
     import numpy as np
-    import torch
 
-    torch.set_num_threads(1)
     try:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     except (AttributeError, OSError):
         pass
-    from edrew_scrapy.model.scorer import load_model
+    if args.backend:
+        from edrew_scrapy.model.base import load_model, set_threads
 
+        set_threads(1, args.backend)
+        scorer = load_model(ROOT / "models" / "default", backend=args.backend)
+    else:
+        import torch
+
+        torch.set_num_threads(1)
+        from edrew_scrapy.model.scorer import load_model
+
+        scorer = load_model(ROOT / "models" / "default")
     extract = importlib.import_module("edrew_scrapy.extract")
     with open(args.child, "rb") as f:
         pages = pickle.load(f)
-    scorer = load_model(ROOT / "models" / "default")
     for i in range(0, WARM, args.batch):
         extract.score_pages(scorer, pages[i:i + args.batch])
     timed = pages[WARM:]
@@ -58,7 +72,9 @@ def child(args: argparse.Namespace) -> int:
         scores += extract.score_pages(scorer, timed[i:i + args.batch])
     ms = 1000 * (time.process_time() - t0) / len(timed)
     np.save(args.out, np.concatenate(scores))
-    print(json.dumps({"ms": ms, "package": str(Path(extract.__file__).parent)}))
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"ms": ms, "package": str(Path(extract.__file__).parent), "rss_mb": rss_mb,
+                      "torch": "torch" in sys.modules}))
     return 0
 
 
@@ -72,6 +88,8 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=100, help="pages timed (plus 24 of warm-up)")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--batch", type=int, default=1, help="pages a score call (1: as `edrew extract` runs a file)")
+    ap.add_argument("--backends", help="A,B: two backends of the working tree (e.g. native,numpy) instead of a ref")
+    ap.add_argument("--backend", help=argparse.SUPPRESS)  # the child's
     ap.add_argument("--child", help=argparse.SUPPRESS)  # a pickle of the pages: run once, in this process
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -92,37 +110,51 @@ def main() -> int:
              if page.nodes]
     if len(pages) <= WARM:
         raise SystemExit(f"{args.pages}: {len(pages)} pages with text; more than {WARM} are needed")
+    backends = args.backends.split(",") if args.backends else None
+    if backends is not None and len(backends) != 2:
+        ap.error("--backends takes two backends, e.g. native,numpy")
     with tempfile.TemporaryDirectory(prefix="scoring-ab-") as tmp:
-        tar = subprocess.run(["git", "-C", str(ROOT), "archive", args.ref, "edrew_scrapy"], check=True,
-                             capture_output=True).stdout
-        ref_dir = Path(tmp) / "ref"
-        with tarfile.open(fileobj=io.BytesIO(tar)) as t:
-            t.extractall(ref_dir, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+        if backends:
+            sides = {name: ROOT for name in backends}
+        else:
+            tar = subprocess.run(["git", "-C", str(ROOT), "archive", args.ref, "edrew_scrapy"], check=True,
+                                 capture_output=True).stdout
+            ref_dir = Path(tmp) / "ref"
+            with tarfile.open(fileobj=io.BytesIO(tar)) as t:
+                t.extractall(ref_dir, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+            sides = {args.ref: ref_dir, "working tree": ROOT}
         pickled = Path(tmp) / "pages.pkl"
         pickled.write_bytes(pickle.dumps(pages, protocol=pickle.HIGHEST_PROTOCOL))
-        sides = {args.ref: ref_dir, "working tree": ROOT}
         times: dict = {name: [] for name in sides}
+        rss: dict = {name: [] for name in sides}
         outs = {name: Path(tmp) / f"scores-{i}.npy" for i, name in enumerate(sides)}
         for rnd in range(args.rounds):
             order = list(sides) if rnd % 2 == 0 else list(sides)[::-1]
             for name in order:
                 env = dict(os.environ, PYTHONPATH=str(sides[name]))
-                run = subprocess.run([sys.executable, __file__, "--child", str(pickled), "--out", str(outs[name]),
-                                      "--batch", str(args.batch)], env=env, capture_output=True, text=True)
+                command = [sys.executable, __file__, "--child", str(pickled), "--out", str(outs[name]),
+                           "--batch", str(args.batch)] + (["--backend", name] if backends else [])
+                run = subprocess.run(command, env=env, capture_output=True, text=True)
                 if run.returncode:
                     raise SystemExit(f"the run of {name} failed:\n{run.stderr[-3000:]}")
                 result = json.loads(run.stdout.splitlines()[-1])
                 if Path(result["package"]).resolve() != (sides[name] / "edrew_scrapy").resolve():
                     raise SystemExit(f"the run of {name} imported {result['package']}, not its own package")
                 times[name].append(result["ms"])
+                rss[name].append(result["rss_mb"])
+                if backends and name == "numpy" and result["torch"]:
+                    raise SystemExit("the numpy backend's run imported torch")
             print(f"round {rnd + 1}: " + ", ".join(f"{name} {times[name][-1]:.2f}" for name in sides) + " CPU ms/page",
                   flush=True)
+        first, second = sides
         ref_scores, new_scores = (np.load(outs[name]) for name in sides)
-    ratios = [a / b for a, b in zip(times[args.ref], times["working tree"])]
+    ratios = [a / b for a, b in zip(times[first], times[second])]
     print(f"\n{len(pages) - WARM} pages, first sight, {args.batch} a call, one core; CPU ms/page, "
           f"median of {args.rounds}: " + ", ".join(f"{name} {statistics.median(times[name]):.2f}" for name in sides))
-    print(f"{args.ref} / working tree, by round: {', '.join(f'{r:.2f}' for r in ratios)} "
-          f"(median {statistics.median(ratios):.2f}x: above 1, the working tree scores faster)")
+    print(f"{first} / {second}, by round: {', '.join(f'{r:.2f}' for r in ratios)} "
+          f"(median {statistics.median(ratios):.2f}x: above 1, {second} scores faster)")
+    print("peak RSS of the scoring process, median: "
+          + ", ".join(f"{name} {statistics.median(rss[name]):.0f} MB" for name in sides))
     same = ref_scores.shape == new_scores.shape
     diff = float(np.abs(ref_scores - new_scores).max()) if same and ref_scores.size else 0.0
     verdict = "identical" if same and np.array_equal(ref_scores, new_scores) else "differ"

@@ -89,7 +89,7 @@ class Extraction:
 
 @functools.lru_cache(maxsize=1)
 def _default_scorer():
-    from .model.scorer import load_model
+    from .model.base import load_model
 
     return load_model()
 

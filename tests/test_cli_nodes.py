@@ -64,7 +64,7 @@ def test_a_failed_write_to_stdout_is_one_line(tmp_path, capsys, monkeypatch):
 
 def test_extract_and_nodes_help_say_the_default_of_each_choice(capsys):
     """`edrew extract --help` named jsonl and text but not which one it writes without --format."""
-    for command, expected in (("extract", ["jsonl (the default)", "native (PyTorch; the default)"]),
+    for command, expected in (("extract", ["jsonl (the default)", "numpy (the default; never imports torch)"]),
                               ("nodes", ["table (the default)"])):
         try:
             main([command, "--help"])

@@ -294,13 +294,13 @@ def sure_of_the_article(monkeypatch):
     would widen to hold)."""
     import numpy as np
 
-    from edrew_scrapy.model.scorer import Scorer
+    from edrew_scrapy.model.base import ScorerBase
 
     def score(self, pages, skip=None):
         return [np.array([0.6 if "Another" in n.content or n.content == "Related" else 0.9 for n in page.nodes],
                          dtype=np.float32) for page in pages]
 
-    monkeypatch.setattr(Scorer, "score", score)
+    monkeypatch.setattr(ScorerBase, "score", score)  # every backend's scorer
 
 
 def test_extract_uses_the_models_region_share_and_it_can_be_turned_off(model_dir, sure_of_the_article):

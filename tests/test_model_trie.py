@@ -9,7 +9,8 @@ from _model_helpers import RETPS, TINY, make_page, tiny_model
 from edrew_scrapy.model.elmo import ElmoBiLm, char_tensor, default_options, pool_sequences
 from edrew_scrapy.model.head import Head, head_config
 from edrew_scrapy.model.scorer import load_model
-from edrew_scrapy.model.trie import _reversed_rows, _trie, encode_distinct
+from edrew_scrapy.model.trie import encode_distinct
+from edrew_scrapy.model.trieplan import build_trie, reversed_rows
 
 torch.set_num_threads(1)
 
@@ -53,13 +54,13 @@ def _model(n_layers: int, clip: float, seed: int = 5):
 
 def test_trie_nodes_and_paths():
     ids = np.array([[0, 1, 2], [0, 1, -1], [0, 3, 2], [4, -1, -1]])
-    trie = _trie(ids, boundary=9)
+    trie = build_trie(ids, boundary=9)
     assert [len(p) for p in trie.parents] == [1, 2, 2, 2]   # <S>; 0 4; 01 03; 012 032
     assert trie.tokens[0].tolist() == [9]
     paths = [tuple(trie.path[r, : (trie.path[r] >= 0).sum()]) for r in range(4)]
     assert paths[0][:2] == paths[1][:2] and paths[0][0] == paths[2][0] and paths[0][1] != paths[2][1]
     assert trie.path[3, 1:].tolist() == [-1, -1]
-    back = _reversed_rows(ids, np.array([3, 2, 3, 1]))
+    back = reversed_rows(ids, np.array([3, 2, 3, 1]))
     assert back.tolist() == [[2, 1, 0], [1, 0, -1], [2, 3, 0], [4, -1, -1]]
 
 

@@ -117,7 +117,7 @@ def test_settings_defaults_and_builder_path():
     import json
 
     assert conf.builder is json.dumps and conf.threshold == 0.7
-    assert conf.items == "page" and conf.backend == "native" and conf.model is None
+    assert conf.items == "page" and conf.backend == "numpy" and conf.model is None
     assert conf.max_page_bytes == DEFAULTS["EDREW_MAX_PAGE_BYTES"] and conf.threads == DEFAULTS["EDREW_THREADS"]
     assert conf.region_share is None  # the model card's
     assert conf.metadata is True and DEFAULTS["EDREW_METADATA"] is True

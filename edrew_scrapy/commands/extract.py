@@ -19,6 +19,7 @@ import json
 import sys
 
 from .options import (
+    add_backend,
     add_region_share,
     add_threads,
     apply_region_share,
@@ -35,9 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "only when given here)")
     parser.add_argument("--model", default=None,
                         help="model directory; 'default' (the default) is the shipped models/default")
-    parser.add_argument("--backend", choices=("native", "allennlp"), default="native",
-                        help="how the biLM runs: native (PyTorch; the default) or allennlp (needs AllenNLP, see "
-                             "docs/scrapy.md)")
+    add_backend(parser)
     parser.add_argument("--format", choices=("jsonl", "text"), default="jsonl",
                         help="jsonl (the default): one JSON object per input, in input order; text: the "
                              "relevant text alone")
@@ -59,8 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..collector import BetweenUnits
     from ..escape import printable
+    from ..model.base import load_model
     from ..model.files import ModelError
-    from ..model.scorer import load_model
     from ..pagetype import PageTypeError, default_classifier
 
     apply_threads(args)

@@ -11,7 +11,15 @@ import argparse
 import sys
 import time
 
-from .options import add_region_share, add_threads, apply_region_share, apply_threads, seconds, threshold
+from .options import (
+    add_backend,
+    add_region_share,
+    add_threads,
+    apply_region_share,
+    apply_threads,
+    seconds,
+    threshold,
+)
 
 COMPARE = ("trafilatura",)
 
@@ -22,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--out", default="report.html", help="the report to write (default: report.html)")
     parser.add_argument("--model", default=None,
                         help="model directory; 'default' (the default) is the shipped models/default")
-    parser.add_argument("--backend", choices=("native", "allennlp"), default="native")
+    add_backend(parser)
     parser.add_argument("--threshold", type=threshold, default=None,
                         help="a fixed threshold instead of the model's (as `edrew extract --threshold`)")
     add_region_share(parser, "the model card's")
@@ -37,8 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..escape import printable
     from ..extract import extract
+    from ..model.base import load_model
     from ..model.files import ModelError
-    from ..model.scorer import load_model
     from ..page import Page
     from ..report import page_report_html
     from ..serializer import serialize

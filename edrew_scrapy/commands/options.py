@@ -17,6 +17,9 @@ DATASET_ENV = {"wcxb": "EDREW_WCXB", "swde": "EDREW_SWDE"}
 NODE_WEIGHTS = ("log", "page-share")
 # --lr-schedule / --train-lr-schedule: training.head_training.LR_SCHEDULES, for the same reason
 LR_SCHEDULES = ("constant", "cosine")
+# --backend: model.base.BACKENDS and DEFAULT_BACKEND, for the same reason (tests/test_model_numpy.py)
+BACKENDS = ("numpy", "native", "allennlp")
+DEFAULT_BACKEND = "numpy"
 
 
 class CommandError(Exception):
@@ -194,17 +197,24 @@ def int_at_least(minimum: int):
 
 
 def add_threads(parser: argparse.ArgumentParser) -> None:
-    """--threads: torch's intra-op threads while the command scores pages."""
+    """--threads: the intra-op threads (numpy's BLAS, torch's) while the command scores pages."""
     parser.add_argument("--threads", type=int_at_least(1), default=1,
-                        help="torch threads for scoring (default: 1: the model's operations are small, so more "
-                             "threads cost more than they save, many times more on a busy machine)")
+                        help="threads for scoring (numpy's BLAS, torch's; default: 1: the model's operations are "
+                             "small, so more threads cost more than they save, many times more on a busy machine)")
+
+
+def add_backend(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND,
+                        help="how the model runs: numpy (the default; never imports torch), native (PyTorch, the "
+                             "same scores) or allennlp (needs AllenNLP, see docs/scrapy.md)")
 
 
 def apply_threads(args: argparse.Namespace) -> None:
-    """--threads, for the whole process: torch's default is a thread per core (docs/method-choices.md)."""
-    import torch
+    """--threads, for the whole process: the libraries' default is a thread per core (docs/method-choices.md).
+    torch is imported only for a command that runs it (a --backend other than numpy, or no --backend)."""
+    from ..model.base import set_threads
 
-    torch.set_num_threads(args.threads)
+    set_threads(args.threads, getattr(args, "backend", "native"))
 
 
 def add_region_share(parser: argparse.ArgumentParser, auto: str) -> None:

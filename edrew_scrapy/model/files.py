@@ -19,7 +19,7 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import Dict, Mapping, Optional, Union
+from typing import Dict, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
@@ -386,17 +386,42 @@ def write_elmo_weights(path: Path, bilm) -> None:
             fout.create_dataset(name, data=array)
 
 
-def read_elmo_weights(path: Path, bilm) -> None:
-    """Load an AllenNLP-layout weight file into an ElmoBiLm built from the matching options."""
-    import h5py
-    import torch
+def elmo_shapes_of_options(options: Mapping) -> Dict[str, tuple]:
+    """elmo_shapes from the options alone (read_options checked them), without building a module: what a
+    torch-free process (the numpy backend) checks a weights file against."""
+    from .chars import N_CHARACTERS
 
-    expected = elmo_shapes(bilm)
+    cnn, lstm = options["char_cnn"], options["lstm"]
+    char_dim, proj, cell = cnn["embedding"]["dim"], lstm["projection_dim"], lstm["dim"]
+    n_filters = sum(n for _, n in cnn["filters"])
+    shapes: Dict[str, tuple] = {"char_embed": (N_CHARACTERS - 1, char_dim)}
+    for i, (width, n) in enumerate(cnn["filters"]):
+        shapes[f"CNN/W_cnn_{i}"] = (1, width, char_dim, n)
+        shapes[f"CNN/b_cnn_{i}"] = (n,)
+    for k in range(cnn["n_highway"]):
+        shapes.update({f"CNN_high_{k}/W_transform": (n_filters, n_filters),
+                       f"CNN_high_{k}/W_carry": (n_filters, n_filters),
+                       f"CNN_high_{k}/b_transform": (n_filters,), f"CNN_high_{k}/b_carry": (n_filters,)})
+    shapes["CNN_proj/W_proj"] = (n_filters, proj)
+    shapes["CNN_proj/b_proj"] = (proj,)
+    for i in range(lstm["n_layers"]):
+        for j in range(2):
+            base = f"RNN_{j}/RNN/MultiRNNCell/Cell{i}/LSTMCell"
+            shapes[f"{base}/W_0"] = (2 * proj, 4 * cell)
+            shapes[f"{base}/B"] = (4 * cell,)
+            shapes[f"{base}/W_P_0"] = (cell, proj)
+    return {name: tuple(int(n) for n in shape) for name, shape in shapes.items()}
+
+
+def read_elmo_arrays(path: Path, shapes: Mapping[str, tuple]) -> Dict[str, np.ndarray]:
+    """The datasets named in `shapes` as float32 arrays, each checked (metadata, shape, finite values)."""
+    import h5py
+
     loaded: Dict[str, np.ndarray] = {}
     try:
         with h5py.File(path, "r") as fin:
-            _check_datasets(fin, path, expected)  # every dataset and its shape, before any data is read
-            for name in expected:
+            _check_datasets(fin, path, shapes)  # every dataset and its shape, before any data is read
+            for name in shapes:
                 array = np.asarray(fin[name][...], dtype=np.float32)
                 if not np.isfinite(array).all():
                     raise ModelError(f"{path}: dataset {name} holds NaN or infinite values")
@@ -405,6 +430,26 @@ def read_elmo_weights(path: Path, bilm) -> None:
         raise
     except (OSError, KeyError, ValueError, RuntimeError, TypeError) as exc:
         raise ModelError(f"{path}: cannot read HDF5 weights ({type(exc).__name__}: {exc})") from None
+    return loaded
+
+
+def lstm_arrays(loaded: Mapping[str, np.ndarray], layer: int, direction: int,
+                n_in: int) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One LSTM cell's (input weight, state weight, bias, projection) in PyTorch's layout (gates i, f, g,
+    o; weights (4 * cell, in), the forget bias with its +1), from the HDF5 arrays."""
+    base = f"RNN_{direction}/RNN/MultiRNNCell/Cell{layer}/LSTMCell"
+    c = loaded[f"{base}/B"].shape[0] // 4
+    torch_w = _swap_gate_blocks(loaded[f"{base}/W_0"].T, c)
+    tf_bias = loaded[f"{base}/B"].copy()
+    tf_bias[2 * c: 3 * c] += 1.0
+    return (torch_w[:, :n_in], torch_w[:, n_in:], _swap_gate_blocks(tf_bias, c), loaded[f"{base}/W_P_0"].T)
+
+
+def read_elmo_weights(path: Path, bilm) -> None:
+    """Load an AllenNLP-layout weight file into an ElmoBiLm built from the matching options."""
+    import torch
+
+    loaded = read_elmo_arrays(path, elmo_shapes(bilm))
 
     def put(param, array):
         with torch.no_grad():
@@ -426,15 +471,11 @@ def read_elmo_weights(path: Path, bilm) -> None:
     put(enc.projection.bias, loaded["CNN_proj/b_proj"])
     for i, layers in enumerate(zip(bilm.lstm.forward_layers, bilm.lstm.backward_layers)):
         for j, cell in enumerate(layers):
-            c, n_in = cell.cell_size, cell.input_size
-            base = f"RNN_{j}/RNN/MultiRNNCell/Cell{i}/LSTMCell"
-            torch_w = _swap_gate_blocks(loaded[f"{base}/W_0"].T, c)
-            put(cell.input_linearity.weight, torch_w[:, :n_in])
-            put(cell.state_linearity.weight, torch_w[:, n_in:])
-            tf_bias = loaded[f"{base}/B"].copy()
-            tf_bias[2 * c: 3 * c] += 1.0
-            put(cell.state_linearity.bias, _swap_gate_blocks(tf_bias, c))
-            put(cell.state_projection.weight, loaded[f"{base}/W_P_0"].T)
+            w_in, w_state, bias, w_proj = lstm_arrays(loaded, i, j, cell.input_size)
+            put(cell.input_linearity.weight, w_in)
+            put(cell.state_linearity.weight, w_state)
+            put(cell.state_linearity.bias, bias)
+            put(cell.state_projection.weight, w_proj)
 
 
 # --- head (safetensors) ---------------------------------------------------------------------------------
@@ -443,6 +484,21 @@ def write_head(path: Path, state: Mapping) -> None:
     from safetensors.torch import save_file
 
     save_file({k: v.detach().contiguous().cpu() for k, v in state.items()}, str(path))
+
+
+def read_head_arrays(path: Path) -> Dict[str, np.ndarray]:
+    """head.safetensors as numpy arrays (safetensors' numpy API: no torch), each checked to be finite."""
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    try:
+        state = load_file(str(path))
+    except (SafetensorError, OSError, ValueError, RuntimeError, TypeError) as exc:
+        raise ModelError(f"{path}: cannot read safetensors head ({describe(exc)})") from None
+    for name, array in state.items():
+        if array.dtype.kind != "f" or not np.isfinite(array).all():
+            raise ModelError(f"{path}: tensor {name} holds NaN or infinite values, or not floats")
+    return state
 
 
 def read_head(path: Path) -> dict:

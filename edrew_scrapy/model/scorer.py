@@ -7,11 +7,6 @@ batch of new reTPS, each token prefix (forward LSTM) and suffix (backward LSTM) 
 """
 from __future__ import annotations
 
-import math
-import numbers
-import sys
-import threading
-from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Dict, Hashable, List, Optional, Sequence, Union
 
@@ -19,198 +14,30 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from ..page import Node, Page
-from . import files
+from . import base, cache, files
+from .base import BACKENDS, ScorerBase, check_head_config, check_head_fits  # noqa: F401 - public here too
+from .cache import CACHE_SHARES, DEFAULT_CACHE_MB, ENTRY_OVERHEAD, cache_budget, index_array  # noqa: F401
 from .elmo import ElmoBiLm, char_tensor
-from .features import (
-    MAX_TREE_LEVELS,
-    N_FEATURES,
-    ancestor_groups,
-    distinct,
-    is_tree_levels,
-    page_features,
-    retps_tokens,
-    text_words,
-)
 from .files import DEFAULT_MODEL_DIR, ModelError, model_directory  # noqa: F401 - DEFAULT_MODEL_DIR: public here too
 from .head import Head
 from .trie import encode_distinct
-
-BACKENDS = ("native", "allennlp")
-
-
-# Python's bookkeeping per cache entry besides its key and its row: the OrderedDict's entry, its table
-# slots and linked-list node (about 85-120 B, depending on how full the table is) and the row index
-# (an int, 32 B). Filling an LRU in a fresh process (Python 3.11, torch 2.13), RSS grew by 330, 590 and
-# 928 B per entry for token, text and sequence rows (128, 256 and 512 B) with 57, 99 and 219 B keys,
-# against 345, 515 and 891 B counted with this value.
-ENTRY_OVERHEAD = 160
-# EDREW_CACHE_MB's default, and how a budget is shared out between a scorer's three caches.
-DEFAULT_CACHE_MB = 128
-CACHE_SHARES = {"tokens": 0.25, "sequences": 0.5, "texts": 0.25}
 
 
 def _long(values: Sequence[int]) -> torch.Tensor:
     """A 1-d int64 tensor of Python ints, through numpy: torch.tensor(list) took 4-5x longer (115 against
     25 us for 500 ints), which made the caches' index lists a visible part of scoring a page."""
-    return torch.from_numpy(np.fromiter(values, dtype=np.int64, count=len(values)))
+    return torch.from_numpy(index_array(values))
 
 
-class LRU:
-    """A bounded mapping of keys to fixed-shape float rows that forgets the least recently used entries.
-
-    Bounded by entries (`capacity`) and, when `max_bytes` is given, by bytes (`nbytes`: the rows handed
-    out, the keys by sys.getsizeof and ENTRY_OVERHEAD per entry). The rows live in one tensor,
-    allocated once, on the first insert, with as many rows as the limits allow; the memory of rows not
-    yet handed out is never touched, so it is not resident (one large allocation, mapped lazily), and
-    a row freed by an eviction is reused. One tensor rather than a tensor per entry: a row of 32 floats
-    (128 B) kept as a tensor of its own costs some 660 B of RSS, and a view into the batch it was
-    computed in about 810 B (and it keeps the whole batch's storage alive).
-    """
-
-    def __init__(self, capacity: int, max_bytes: Optional[int] = None) -> None:
-        self.capacity = max(0, int(capacity))
-        self.max_bytes = None if max_bytes is None else max(0, int(max_bytes))
-        self._slot: "OrderedDict[Hashable, int]" = OrderedDict()
-        self._rows: Optional[torch.Tensor] = None
-        self._row_bytes = 0
-        self._used = 0        # rows handed out so far (the ones whose memory was touched)
-        self._free: List[int] = []
-        self._key_bytes = 0
-
-    def __len__(self) -> int:
-        return len(self._slot)
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self._slot
-
-    @property
-    def nbytes(self) -> int:
-        """The rows handed out, the keys and the per-entry bookkeeping."""
-        return self._used * self._row_bytes + self._key_bytes + ENTRY_OVERHEAD * len(self._slot)
-
-    def stats(self) -> Dict[str, int]:
-        return {"entries": len(self._slot), "bytes": self.nbytes}
+class LRU(cache.LRU):
+    """cache.LRU with tensors in and out: `compute` returns a tensor, and what is handed back is a tensor
+    on the same memory as the cache's numpy rows (torch.from_numpy copies nothing)."""
 
     def get_many(self, keys: Sequence[Hashable], compute: Callable[[List[Hashable]], torch.Tensor]) -> torch.Tensor:
-        """Stack the values of `keys` (distinct), computing the missing ones in one call. The keys found
-        become the most recently used, in their order, then the new ones after them."""
-        slot = self._slot
-        missing = [k for k in keys if k not in slot]
-        values = compute(missing).detach() if missing else None
-        if values is not None and self._rows is None:
-            self._allocate(values)
-        if self._rows is None:
-            return torch.zeros(0)
-        with torch.no_grad():
-            hit_at, hit_rows, miss_at = [], [], []
-            get, refresh = slot.get, slot.move_to_end
-            for i, k in enumerate(keys):
-                row = get(k)
-                if row is None:
-                    miss_at.append(i)
-                else:
-                    refresh(k)
-                    hit_at.append(i)
-                    hit_rows.append(row)
-            if not miss_at:
-                return self._rows.index_select(0, _long(hit_rows))
-            values = values.to(self._rows.dtype)
-            if hit_at:
-                out = self._rows.new_empty((len(keys), *self._rows.shape[1:]))
-                out.index_copy_(0, _long(hit_at),
-                                self._rows.index_select(0, _long(hit_rows)))
-                out.index_copy_(0, _long(miss_at), values)
-            else:
-                out = values
-            self._insert(missing, values)
-        return out
-
-    def _allocate(self, values: torch.Tensor) -> None:
-        self._row_bytes = math.prod(values.shape[1:]) * values.element_size()
-        limit = self.capacity
-        if self.max_bytes is not None:
-            limit = min(limit, self.max_bytes // (self._row_bytes + ENTRY_OVERHEAD))
-        # A normal tensor even under torch.inference_mode: an inference tensor could not be written
-        # to by a later call made outside inference mode.
-        with torch.inference_mode(False):
-            self._rows = torch.empty((limit, *values.shape[1:]), dtype=values.dtype, device=values.device)
-
-    def _insert(self, keys: List[Hashable], values: torch.Tensor) -> None:
-        sizes = [sys.getsizeof(k) for k in keys]
-        if self._insert_without_eviction(keys, values, sizes):
-            return
-        rows, taken = [], []
-        for i, k in enumerate(keys):
-            key_bytes = sizes[i]
-            row = self._take_row(key_bytes + ENTRY_OVERHEAD)
-            if row is None:
-                continue  # larger than the whole budget: returned, not kept
-            self._slot[k] = row
-            self._key_bytes += key_bytes
-            rows.append(row)
-            taken.append(i)
-        if rows:
-            rows_t = _long(rows)
-            self._rows.index_copy_(0, rows_t, values if len(taken) == len(keys)
-                                   else values.index_select(0, _long(taken)))
-
-    def _insert_without_eviction(self, keys: List[Hashable], values: torch.Tensor, sizes: List[int]) -> bool:
-        """Insert every key at once when all fit without evicting anything (the common case until the
-        cache is full: one check for the batch instead of one per key); False when they do not."""
-        n = len(keys)
-        fresh = max(0, n - len(self._free))
-        if len(self._slot) + n > self.capacity or self._used + fresh > self._rows.shape[0]:
-            return False
-        added = sum(sizes)
-        if self.max_bytes is not None and (self.nbytes + added + n * ENTRY_OVERHEAD + fresh * self._row_bytes
-                                           > self.max_bytes):
-            return False
-        reused = [self._free.pop() for _ in range(n - fresh)]
-        rows = reused + list(range(self._used, self._used + fresh))
-        self._used += fresh
-        self._slot.update(zip(keys, rows))
-        self._key_bytes += added
-        self._rows.index_copy_(0, _long(rows), values)
-        return True
-
-    def _take_row(self, cost: int) -> Optional[int]:
-        """A row for a new entry that costs `cost` bytes besides its row, evicting the least recently
-        used entries as the limits require; None when the entry cannot fit even in an empty cache."""
-        budget = self.max_bytes
-        while self._slot and (len(self._slot) >= self.capacity or not (self._free or self._used < len(self._rows))
-                              or (budget is not None and self.nbytes + cost
-                                  + (0 if self._free else self._row_bytes) > budget)):
-            key, row = self._slot.popitem(last=False)
-            self._key_bytes -= sys.getsizeof(key)
-            self._free.append(row)
-        if self._free:
-            row = self._free.pop()
-        elif self._used < len(self._rows):
-            row = self._used
-            self._used += 1
-        else:
-            return None
-        if budget is not None and self.nbytes + cost > budget:
-            self._free.append(row)
-            return None
-        return row
+        return torch.from_numpy(super().get_many(keys, lambda missing: compute(missing).detach().numpy()))
 
     def gather(self, keys: Sequence[Hashable], compute: Callable[[List[Hashable]], torch.Tensor]) -> torch.Tensor:
-        """Like get_many, for keys that may repeat: one row per key, each distinct key looked up once."""
-        unique = distinct(keys)
-        values = self.get_many(unique, compute)
-        if len(unique) == len(keys):
-            return values
-        where = {k: i for i, k in enumerate(unique)}
-        return values.index_select(0, _long([where[k] for k in keys]))
-
-
-def cache_budget(cache_mb: Optional[float], name: str) -> Optional[int]:
-    """Bytes for cache `name` out of a budget of `cache_mb` MiB (None: no byte limit)."""
-    if cache_mb is None:
-        return None
-    return int(float(cache_mb) * 2**20 * CACHE_SHARES[name])
+        return torch.from_numpy(super().gather(keys, lambda missing: compute(missing).detach().numpy()))
 
 
 class NativeEncoder:
@@ -258,102 +85,40 @@ def pool_words(word_lists: List[List[str]], token_vectors: Callable[[List[str]],
     return torch.cat([mean, top], dim=-1)
 
 
-class Scorer:
-    """Scores pages with one model; `threshold` and `card` come from the model card."""
+class Scorer(ScorerBase):
+    """Scores pages with the PyTorch modules (`native`) or AllenNLP's Elmo (`allennlp`) and the PyTorch head."""
+
+    cache_class = LRU
 
     def __init__(self, directory: Path, card: dict, encoder, head: Head, sequence_cache: int = 100_000,
                  text_cache: int = 50_000, cache_mb: Optional[float] = None) -> None:
-        """`cache_mb`: the byte budget of the sequence and text caches together with the encoder's
-        token cache, in MiB, shared out by CACHE_SHARES (the encoder gets its share when it is built,
-        see load_model); None: bounded by entries only."""
-        self.directory = Path(directory)
-        self.card = card
-        self.threshold = float(card.get("threshold", 0.5))
-        # main-content models keep only their page's main region (edrew_scrapy.extract.relevant_mask)
-        share = card.get("region_share")
-        self.region_share = None if share is None else float(share)
+        super().__init__(directory, card, sequence_cache, text_cache, cache_mb)
         self.encoder = encoder
         self.head = head.eval()
         self.backend = encoder.name
-        self.sequences = LRU(sequence_cache, cache_budget(cache_mb, "sequences"))
-        self.texts = LRU(text_cache, cache_budget(cache_mb, "texts"))
-        # the caches are shared state: one score() at a time (torch already uses the cores inside it)
-        self._lock = threading.Lock()
 
-    def _sequence_vectors(self, keys: List[str], tokens: Dict[str, List[str]]) -> torch.Tensor:
-        return self.sequences.gather(
-            keys, lambda missing: self.encoder.encode([tokens[k] for k in missing]).flatten(1))
+    @property
+    def head_config(self) -> dict:
+        return self.head.config
 
-    def _text_vectors(self, nodes: Sequence[Node]) -> torch.Tensor:
-        # Menus, footers and buttons repeat on every page of a site: their pooled word vectors are
-        # looked up instead of rebuilt. The key is the words the model reads (at most 8 x 20 chars),
-        # not the content, so the cache's memory stays bounded whatever the pages hold.
-        words = {}
-        keys = []
-        for node in nodes:
-            ws = text_words(node.content)
-            key = "\x1f".join(ws)
-            words[key] = ws
-            keys.append(key)
-        return self.texts.gather(
-            keys, lambda missing: pool_words([words[k] for k in missing], self.encoder.token_vectors))
+    def _inference(self):
+        return torch.inference_mode()
 
-    def cache_stats(self) -> Dict[str, Dict[str, int]]:
-        """Entries and bytes (see LRU.nbytes) of each cache: tokens (native backend), sequences, texts."""
-        caches = {"tokens": getattr(self.encoder, "tokens", None), "sequences": self.sequences, "texts": self.texts}
-        return {name: cache.stats() for name, cache in caches.items() if isinstance(cache, LRU)}
+    def _token_cache(self):
+        return getattr(self.encoder, "tokens", None)
 
-    def score(self, pages: Sequence[Page], skip: Optional[Callable[[Node], bool]] = None) -> List[np.ndarray]:
-        """One float32 array of P(relevant) per page, aligned with page.nodes.
+    def _sequence_vectors_of(self, sequences: List[List[str]]) -> torch.Tensor:
+        return self.encoder.encode(sequences).flatten(1)
 
-        `skip`: nodes for which it is true are not scored (0.0) and are left out of the node sequence
-        the head's page BiLSTM reads; their features are still computed on the whole page. extract()
-        passes the nodes whose decision its rules settle whatever their score (boilerplate, form
-        controls, text for screen readers), which saves time on pages seen for the first time at the same
-        word-F1 (docs/method-choices.md, "Decision rules after scoring").
-        """
-        config = self.head.config
-        results: List[np.ndarray] = []
-        with self._lock, torch.inference_mode():
-            kept: List[List[int]] = []
-            tokens: Dict[str, List[str]] = {}
-            for page in pages:
-                at = list(range(len(page.nodes))) if skip is None else [
-                    i for i, node in enumerate(page.nodes) if not skip(node)]
-                kept.append(at)
-                nodes = page.nodes
-                for i in at:
-                    node = nodes[i]
-                    if node.retps not in tokens:
-                        tokens[node.retps] = retps_tokens(node)
-            # one biLM pass over the batch's distinct sequences that the cache does not hold (a page on
-            # its own gets that from its own lookup below)
-            if len(pages) > 1:
-                self._sequence_vectors(list(tokens), tokens)
-            for page, at in zip(pages, kept):
-                probs = np.zeros(len(page.nodes), dtype=np.float32)
-                if not at:
-                    results.append(probs)
-                    continue
-                whole = len(at) == len(page.nodes)
-                nodes = page.nodes if whole else [page.nodes[i] for i in at]
-                elmo = self._sequence_vectors([n.retps for n in nodes], tokens)
-                text = self._text_vectors(nodes).unsqueeze(0) if config["use_text"] else None
-                feats = None
-                if config["use_features"]:
-                    table = page_features(page, config["n_features"])
-                    feats = torch.from_numpy(table if whole else table[at]).unsqueeze(0)
-                groups = None
-                if config.get("tree_levels"):
-                    groups = torch.from_numpy(ancestor_groups([n.path for n in nodes], config["tree_levels"]))
-                    groups = groups.unsqueeze(0)
-                logits = self.head(elmo.unsqueeze(0), text, feats, None, groups)
-                if whole:
-                    probs[:] = torch.sigmoid(logits[0]).numpy()
-                else:
-                    probs[at] = torch.sigmoid(logits[0]).numpy()
-                results.append(probs)
-        return results
+    def _pool_words(self, word_lists: List[List[str]]) -> torch.Tensor:
+        return pool_words(word_lists, self.encoder.token_vectors)
+
+    def _probabilities(self, elmo: torch.Tensor, text: Optional[torch.Tensor], features: Optional[np.ndarray],
+                       groups: Optional[np.ndarray]) -> np.ndarray:
+        logits = self.head(elmo.unsqueeze(0), None if text is None else text.unsqueeze(0),
+                           None if features is None else torch.from_numpy(features).unsqueeze(0), None,
+                           None if groups is None else torch.from_numpy(groups).unsqueeze(0))
+        return torch.sigmoid(logits[0]).numpy()
 
 
 def build_bilm(options: dict, path: Union[str, Path] = files.OPTIONS) -> ElmoBiLm:
@@ -373,44 +138,6 @@ def check_bilm_weights(options: dict, path: Union[str, Path], weights: Union[str
     with torch.device("meta"):
         shapes = files.elmo_shapes(build_bilm(options, path))
     files.check_elmo_datasets(Path(weights), shapes)
-
-
-def check_head_config(card_path: Path, config) -> None:
-    """The head configuration's types and sizes, so that a bad card is reported as such and not as
-    whatever torch raises (or, for flags, as a silently different model)."""
-    if not isinstance(config, dict):
-        raise ModelError(f"{card_path}: the card has no head configuration")
-    for key in ("use_text", "use_features", "use_context"):
-        if not isinstance(config.get(key), bool):
-            raise ModelError(f"{card_path}: head.{key} must be true or false, not {config.get(key)!r}")
-    n_features = config.get("n_features", 0)
-    if config["use_features"] and not (files.is_positive_int(n_features) and n_features <= N_FEATURES):
-        raise ModelError(f"{card_path}: the head reads {n_features!r} shallow features; "
-                         f"this version of edrew-scrapy computes {N_FEATURES} (a newer model needs a newer release)")
-    levels = config.get("tree_levels", 0)
-    if not is_tree_levels(levels):
-        raise ModelError(f"{card_path}: head.tree_levels must be an integer 0..{MAX_TREE_LEVELS}, not {levels!r}")
-    sizes = ["n_layers", "elmo_dim", "node_dim"]
-    sizes += ["token_dim", "text_dim"] if config["use_text"] else []
-    sizes += ["context_dim"] if config["use_context"] else []
-    for key in sizes:
-        if not files.is_positive_int(config.get(key)):
-            raise ModelError(f"{card_path}: head.{key} must be a positive integer, not {config.get(key)!r}")
-    dropout = config.get("dropout")
-    if not (files.is_number(dropout) and 0 <= dropout <= 1):
-        raise ModelError(f"{card_path}: head.dropout must be a number in [0, 1], not {dropout!r}")
-
-
-def check_head_fits(card_path: Path, config: dict, options: dict) -> None:
-    """The head reads what this biLM gives; a mismatch would otherwise fail only when a page is scored."""
-    projection = options["lstm"]["projection_dim"]
-    expected = {"n_layers": options["lstm"]["n_layers"] + 1, "elmo_dim": 2 * projection}
-    if config["use_text"]:
-        expected["token_dim"] = projection
-    for key, value in expected.items():
-        if config[key] != value:
-            raise ModelError(f"{card_path}: head.{key} is {config[key]}, the ELMo options "
-                             f"({files.OPTIONS}) give {value}")
 
 
 def load_head(directory: Path, card: dict, options: Optional[dict] = None) -> Head:
@@ -441,20 +168,9 @@ def load_head(directory: Path, card: dict, options: Optional[dict] = None) -> He
     return head.eval()
 
 
-def load_model(path: Union[str, Path, None] = None, backend: str = "native", verify: bool = True,
-               cache_mb: Optional[float] = DEFAULT_CACHE_MB) -> Scorer:
-    """Load a model directory (None or "default" = the shipped models/default/) and return its Scorer.
-    Its caches hold at most `cache_mb` MiB together (None or 0: only their entry limits bound them)."""
-    directory = model_directory(path)
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
-    # checked here, before the files are read: nan and inf failed only when the caches were sized, and a
-    # negative budget gave caches that hold nothing
-    if cache_mb is not None:
-        if not (isinstance(cache_mb, numbers.Real) and not isinstance(cache_mb, bool)
-                and math.isfinite(cache_mb) and cache_mb >= 0):
-            raise ValueError(f"cache_mb must be None or a number of MiB >= 0, not {cache_mb!r}")
-        cache_mb = float(cache_mb) or None  # 0 is no byte limit, as EDREW_CACHE_MB=0 is
+def load_torch_model(directory: Path, backend: str = "native", verify: bool = True,
+                     cache_mb: Optional[float] = None) -> Scorer:
+    """base.load_model for the backends that run on PyTorch (native, allennlp); `cache_mb` checked there."""
     card = files.read_card(directory, verify=verify)
     options = files.read_options(directory / files.OPTIONS, card["files"][files.OPTIONS]["bytes"])
     head = load_head(directory, card, options)
@@ -468,6 +184,12 @@ def load_model(path: Union[str, Path, None] = None, backend: str = "native", ver
 
         encoder = AllenNlpEncoder(directory / files.OPTIONS, directory / files.WEIGHTS, head)
     return Scorer(directory, card, encoder, head, cache_mb=cache_mb)
+
+
+def load_model(path: Union[str, Path, None] = None, backend: str = "native", verify: bool = True,
+               cache_mb: Optional[float] = DEFAULT_CACHE_MB):
+    """base.load_model, with PyTorch's `native` backend by default (this module's callers want its modules)."""
+    return base.load_model(path, backend=backend, verify=verify, cache_mb=cache_mb)
 
 
 def save_model(directory: Union[str, Path], options: dict, bilm: ElmoBiLm, head: Head, card: dict) -> dict:

@@ -45,16 +45,14 @@ logger = logging.getLogger(__name__)
 
 def load_scorer(conf: EdrewSettings):
     """The model named by EDREW_MODEL / EDREW_BACKEND; a ModelError names the file at fault."""
-    import torch
-
     from ..extract import override_region_share
-    from ..model.scorer import load_model
+    from ..model.base import load_model, set_threads
 
     if conf.torch_threads:
         # Batches of a few pages are too small for intra-op parallelism to pay, and OpenMP workers
         # spinning next to the reactor and the serializer threads cost more than they give
-        # (docs/scrapy.md, EDREW_TORCH_THREADS).
-        torch.set_num_threads(conf.torch_threads)
+        # (docs/scrapy.md, EDREW_TORCH_THREADS). torch is imported only for a backend that runs on it.
+        set_threads(conf.torch_threads, conf.backend)
 
     return override_region_share(load_model(conf.model, backend=conf.backend, cache_mb=conf.cache_mb),
                               conf.region_share)

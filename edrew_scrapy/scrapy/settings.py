@@ -21,7 +21,7 @@ logger = logging.getLogger(__name__)
 DEFAULTS = {
     "EDREW_ENABLED": True,
     "EDREW_MODEL": None,            # None: the model shipped with the package (models/default)
-    "EDREW_BACKEND": "native",      # native | allennlp
+    "EDREW_BACKEND": "numpy",       # numpy (no torch) | native (PyTorch) | allennlp
     "EDREW_THRESHOLD": None,        # None: the threshold written in the model card
     "EDREW_REGION_SHARE": None,     # None: the model card's main-region share; 0: keep relevant text anywhere
     "EDREW_ITEMS": "page",          # page | node
@@ -29,7 +29,7 @@ DEFAULTS = {
     "EDREW_MAX_PAGE_BYTES": 5 * 1024 * 1024,  # 0: no limit
     "EDREW_BATCH_PAGES": 8,         # pages scored together in one model call, at most
     "EDREW_THREADS": 1,             # serialisation threads; 0 runs it (and scoring) on the reactor thread
-    "EDREW_TORCH_THREADS": 1,       # torch intra-op threads for scoring; 0 leaves torch's own setting
+    "EDREW_TORCH_THREADS": 1,       # intra-op threads for scoring (numpy's BLAS, torch); 0 leaves the libraries' own
     "EDREW_WORKERS": 1,             # worker processes that serialise and score; 0: threads in the crawl process
     "EDREW_WORKER_TIMEOUT": 300,    # seconds a worker may take for one batch before it is taken for hung; 0: no limit
     "EDREW_RESUME": True,           # with JOBDIR: restart after an unclean stop; no page twice in a feed
@@ -45,7 +45,7 @@ DEFAULTS = {
 
 ITEM_MODES = ("page", "node")
 COMMENT_MODES = ("field", "text", "none")
-BACKENDS = ("native", "allennlp")
+BACKENDS = ("numpy", "native", "allennlp")  # model.base.BACKENDS (tests/test_model_numpy.py)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The worker process entry point (EDREW_WORKERS >= 1): serialise and score batches of pages.
 
 No Scrapy here (edrew_scrapy.scrapy loads its Scrapy parts lazily): a worker imports only the
-serializer and the model. The model is loaded from its
+serializer and the model, and with the numpy backend (EDREW_BACKEND's default) never torch. The model is loaded from its
 files once per worker, by `init`; it is never pickled. Only plain data crosses the process boundary:
 in, (body bytes, declared encoding, URL[, metadata]) per page; out, one `Outcome` per page, holding the
 `Page` and the `Extraction` (dataclasses of str, int, float, lists and dicts) or the error as text.
@@ -75,12 +75,11 @@ def init(model: Optional[str], backend: str, torch_threads: int, threshold: Opti
             from ..pagetype import default_classifier
 
             _state["classifier"] = default_classifier(model)
-        import torch
+        from ..model.base import load_model, set_threads
 
         if torch_threads:
-            torch.set_num_threads(torch_threads)
+            set_threads(torch_threads, backend)  # torch is imported only for a backend that runs on it
         from ..extract import override_region_share
-        from ..model.scorer import load_model
 
         _state["scorer"] = override_region_share(load_model(model, backend=backend, cache_mb=cache_mb), region_share)
     except Exception as exc:  # noqa: BLE001 - reported to the crawl by ready() and process()
@@ -111,13 +110,17 @@ class WorkerStartError(Exception):
 
 
 def ready() -> dict:
-    """Called once at start-up: the model as loaded, or WorkerStartError."""
-    import torch
+    """Called once at start-up: the model as loaded, or WorkerStartError. `torch_threads`: the intra-op
+    threads scoring runs with (numpy's BLAS's with the numpy backend, which never imports torch)."""
+    import sys
+
+    from ..model.base import threads_in_use
 
     scorer = _scorer()
     return {"pid": os.getpid(), "directory": str(getattr(scorer, "directory", "") or ""),
             "threshold": float(scorer.threshold), "region_share": getattr(scorer, "region_share", None),
-            "torch_threads": torch.get_num_threads()}
+            "torch_threads": threads_in_use(), "backend": getattr(scorer, "backend", None),
+            "torch_imported": "torch" in sys.modules}
 
 
 def process(batch: Sequence[PageInput]) -> List[Outcome]:

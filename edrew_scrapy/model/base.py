@@ -1,0 +1,259 @@
+"""What every backend's scorer shares, without torch: the page loop, the caches, the head checks, load_model.
+
+A backend supplies its sequence vectors (the biLM's pooled, mixed vectors of a set of reTPS), the pooled
+vectors of a node's first words and the head; `Scorer.score` does the rest the same way for all of them,
+so that they differ only in the arithmetic. `numpy` (numpy_backend.py) never imports torch; `native`
+(scorer.py, PyTorch, the modules training uses) and `allennlp` (allennlp_backend.py) do.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import sys
+import threading
+from contextlib import nullcontext
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Union
+
+import numpy as np
+
+from ..page import Node, Page
+from . import files
+from .cache import DEFAULT_CACHE_MB, LRU, cache_budget
+from .features import (
+    MAX_TREE_LEVELS,
+    N_FEATURES,
+    ancestor_groups,
+    is_tree_levels,
+    page_features,
+    retps_tokens,
+    text_words,
+)
+from .files import ModelError
+
+# numpy: numpy_backend.py, no torch (the default: the same scores, less CPU and memory, see docs/model.md);
+# native: PyTorch (scorer.py); allennlp: AllenNLP's Elmo on the same files (allennlp_backend.py)
+BACKENDS = ("numpy", "native", "allennlp")
+DEFAULT_BACKEND = "numpy"
+
+
+class ScorerBase:
+    """Scores pages with one model; `threshold` and `card` come from the model card.
+
+    Subclasses set `backend` and `cache_class` and implement `_sequence_vectors_of` (the pooled, mixed
+    biLM vectors of distinct token lists), `_pool_words` (the [mean, max] of each word list's character-CNN
+    vectors) and `_probabilities` (the head on one page's node rows, numpy in and out)."""
+
+    backend = ""
+    cache_class = LRU
+
+    def __init__(self, directory: Path, card: dict, sequence_cache: int = 100_000, text_cache: int = 50_000,
+                 cache_mb: Optional[float] = None) -> None:
+        """`cache_mb`: the byte budget of the sequence and text caches together with the token cache, in
+        MiB, shared out by cache.CACHE_SHARES (the token cache gets its share where it is built, see
+        load_model); None: bounded by entries only."""
+        self.directory = Path(directory)
+        self.card = card
+        self.threshold = float(card.get("threshold", 0.5))
+        # main-content models keep only their page's main region (edrew_scrapy.extract.relevant_mask)
+        share = card.get("region_share")
+        self.region_share = None if share is None else float(share)
+        self.sequences = self.cache_class(sequence_cache, cache_budget(cache_mb, "sequences"))
+        self.texts = self.cache_class(text_cache, cache_budget(cache_mb, "texts"))
+        # the caches are shared state: one score() at a time
+        self._lock = threading.Lock()
+
+    @property
+    def head_config(self) -> dict:
+        return self.card["head"]
+
+    def _inference(self):
+        return nullcontext()
+
+    def _sequence_vectors_of(self, sequences: List[List[str]]):
+        raise NotImplementedError
+
+    def _pool_words(self, word_lists: List[List[str]]):
+        raise NotImplementedError
+
+    def _probabilities(self, elmo, text, features: Optional[np.ndarray], groups: Optional[np.ndarray]) -> np.ndarray:
+        raise NotImplementedError
+
+    def _probabilities_many(self, pages: List[tuple]) -> List[np.ndarray]:
+        """_probabilities of each page's (elmo, text, features, groups); a backend may run them together."""
+        return [self._probabilities(*page) for page in pages]
+
+    def _token_cache(self) -> Optional[LRU]:
+        return None
+
+    def _sequence_vectors(self, keys: List[str], tokens: Dict[str, List[str]]):
+        return self.sequences.gather(keys, lambda missing: self._sequence_vectors_of([tokens[k] for k in missing]))
+
+    def _text_vectors(self, nodes: Sequence[Node]):
+        # Menus, footers and buttons repeat on every page of a site: their pooled word vectors are
+        # looked up instead of rebuilt. The key is the words the model reads (at most 8 x 20 chars),
+        # not the content, so the cache's memory stays bounded whatever the pages hold.
+        words = {}
+        keys = []
+        for node in nodes:
+            ws = text_words(node.content)
+            key = "\x1f".join(ws)
+            words[key] = ws
+            keys.append(key)
+        return self.texts.gather(keys, lambda missing: self._pool_words([words[k] for k in missing]))
+
+    def cache_stats(self) -> Dict[str, Dict[str, int]]:
+        """Entries and bytes (see LRU.nbytes) of each cache: tokens (not with allennlp), sequences, texts."""
+        caches = {"tokens": self._token_cache(), "sequences": self.sequences, "texts": self.texts}
+        return {name: cache.stats() for name, cache in caches.items() if isinstance(cache, LRU)}
+
+    def score(self, pages: Sequence[Page], skip: Optional[Callable[[Node], bool]] = None) -> List[np.ndarray]:
+        """One float32 array of P(relevant) per page, aligned with page.nodes.
+
+        `skip`: nodes for which it is true are not scored (0.0) and are left out of the node sequence
+        the head's page BiLSTM reads; their features are still computed on the whole page. extract()
+        passes the nodes whose decision its rules settle whatever their score (boilerplate, form
+        controls, text for screen readers), which saves time on pages seen for the first time at the same
+        word-F1 (docs/method-choices.md, "Decision rules after scoring").
+        """
+        config = self.head_config
+        results: List[np.ndarray] = []
+        with self._lock, self._inference():
+            kept: List[List[int]] = []
+            tokens: Dict[str, List[str]] = {}
+            for page in pages:
+                at = list(range(len(page.nodes))) if skip is None else [
+                    i for i, node in enumerate(page.nodes) if not skip(node)]
+                kept.append(at)
+                nodes = page.nodes
+                for i in at:
+                    node = nodes[i]
+                    if node.retps not in tokens:
+                        tokens[node.retps] = retps_tokens(node)
+            # one biLM pass over the batch's distinct sequences that the cache does not hold (a page on
+            # its own gets that from its own lookup below)
+            if len(pages) > 1:
+                self._sequence_vectors(list(tokens), tokens)
+            inputs = []
+            for page, at in zip(pages, kept):
+                results.append(np.zeros(len(page.nodes), dtype=np.float32))
+                if not at:
+                    continue
+                nodes = page.nodes if len(at) == len(page.nodes) else [page.nodes[i] for i in at]
+                elmo = self._sequence_vectors([n.retps for n in nodes], tokens)
+                text = self._text_vectors(nodes) if config["use_text"] else None
+                feats = None
+                if config["use_features"]:
+                    table = page_features(page, config["n_features"])
+                    feats = table if len(at) == len(page.nodes) else table[at]
+                groups = None
+                if config.get("tree_levels"):
+                    groups = ancestor_groups([n.path for n in nodes], config["tree_levels"])
+                inputs.append((elmo, text, feats, groups))
+            scored = iter(self._probabilities_many(inputs) if inputs else ())
+            for probs, at in zip(results, kept):
+                if at:
+                    probs[at] = next(scored)
+        return results
+
+
+def check_head_config(card_path: Path, config) -> None:
+    """The head configuration's types and sizes, so that a bad card is reported as such and not as
+    whatever the arithmetic raises (or, for flags, as a silently different model)."""
+    if not isinstance(config, dict):
+        raise ModelError(f"{card_path}: the card has no head configuration")
+    for key in ("use_text", "use_features", "use_context"):
+        if not isinstance(config.get(key), bool):
+            raise ModelError(f"{card_path}: head.{key} must be true or false, not {config.get(key)!r}")
+    n_features = config.get("n_features", 0)
+    if config["use_features"] and not (files.is_positive_int(n_features) and n_features <= N_FEATURES):
+        raise ModelError(f"{card_path}: the head reads {n_features!r} shallow features; "
+                         f"this version of edrew-scrapy computes {N_FEATURES} (a newer model needs a newer release)")
+    levels = config.get("tree_levels", 0)
+    if not is_tree_levels(levels):
+        raise ModelError(f"{card_path}: head.tree_levels must be an integer 0..{MAX_TREE_LEVELS}, not {levels!r}")
+    sizes = ["n_layers", "elmo_dim", "node_dim"]
+    sizes += ["token_dim", "text_dim"] if config["use_text"] else []
+    sizes += ["context_dim"] if config["use_context"] else []
+    for key in sizes:
+        if not files.is_positive_int(config.get(key)):
+            raise ModelError(f"{card_path}: head.{key} must be a positive integer, not {config.get(key)!r}")
+    dropout = config.get("dropout")
+    if not (files.is_number(dropout) and 0 <= dropout <= 1):
+        raise ModelError(f"{card_path}: head.dropout must be a number in [0, 1], not {dropout!r}")
+
+
+def check_head_fits(card_path: Path, config: dict, options: dict) -> None:
+    """The head reads what this biLM gives; a mismatch would otherwise fail only when a page is scored."""
+    projection = options["lstm"]["projection_dim"]
+    expected = {"n_layers": options["lstm"]["n_layers"] + 1, "elmo_dim": 2 * projection}
+    if config["use_text"]:
+        expected["token_dim"] = projection
+    for key, value in expected.items():
+        if config[key] != value:
+            raise ModelError(f"{card_path}: head.{key} is {config[key]}, the ELMo options "
+                             f"({files.OPTIONS}) give {value}")
+
+
+def set_threads(threads: int, backend: str) -> None:
+    """Intra-op threads for scoring, for the whole process: numpy's BLAS (and any OpenMP library loaded)
+    through threadpoolctl, and torch's for the backends that run on it (or when torch is loaded anyway).
+    The model's operations are a few dozen rows wide, so more threads cost more than they save, many
+    times more on a busy machine (docs/method-choices.md)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(threads)
+    if backend != "numpy" or "torch" in sys.modules:
+        import torch
+
+        torch.set_num_threads(threads)
+
+
+def threads_in_use() -> int:
+    """The intra-op threads scoring runs with: torch's when it is loaded, else numpy's BLAS's."""
+    if "torch" in sys.modules:
+        return sys.modules["torch"].get_num_threads()
+    from threadpoolctl import threadpool_info
+
+    return max((pool["num_threads"] for pool in threadpool_info() if pool.get("user_api") == "blas"), default=1)
+
+
+def check_cache_mb(cache_mb) -> Optional[float]:
+    """A cache budget as load_model takes it: None, or a finite number of MiB >= 0 (0 is None: no byte
+    limit, as EDREW_CACHE_MB=0 is). Checked before the files are read: nan and inf failed only when the
+    caches were sized, and a negative budget gave caches that hold nothing."""
+    if cache_mb is None:
+        return None
+    if not (isinstance(cache_mb, numbers.Real) and not isinstance(cache_mb, bool)
+            and math.isfinite(cache_mb) and cache_mb >= 0):
+        raise ValueError(f"cache_mb must be None or a number of MiB >= 0, not {cache_mb!r}")
+    return float(cache_mb) or None
+
+
+def read_model_files(directory: Path, verify: bool):
+    """The card (checked, with its files' sizes and checksums when `verify`), the ELMo options and the
+    card's head configuration, checked against the options."""
+    card = files.read_card(directory, verify=verify)
+    options = files.read_options(directory / files.OPTIONS, card["files"][files.OPTIONS]["bytes"])
+    config = card.get("head")
+    check_head_config(directory / files.CARD, config)
+    check_head_fits(directory / files.CARD, config, options)
+    return card, options
+
+
+def load_model(path: Union[str, Path, None] = None, backend: str = DEFAULT_BACKEND, verify: bool = True,
+               cache_mb: Optional[float] = DEFAULT_CACHE_MB):
+    """Load a model directory (None or "default" = the shipped models/default/) and return its scorer.
+    Its caches hold at most `cache_mb` MiB together (None or 0: only their entry limits bound them).
+    `backend` numpy imports no torch; native and allennlp do."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
+    cache_mb = check_cache_mb(cache_mb)
+    directory = files.model_directory(path)
+    if backend == "numpy":
+        from .numpy_backend import load_numpy_model
+
+        return load_numpy_model(directory, verify, cache_mb)
+    from .scorer import load_torch_model
+
+    return load_torch_model(directory, backend, verify, cache_mb)
