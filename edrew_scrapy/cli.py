@@ -1,7 +1,8 @@
 """`edrew` command line: one subcommand per module in edrew_scrapy.commands.
 
 Each command module exposes `add_arguments(parser)` and `run(args) -> int`, and is imported only when
-its command runs, so `edrew nodes` never pays for torch.
+its command runs, so `edrew nodes` never pays for torch. torch is an extra (`edrew-scrapy[train]`): a
+command that needs it where it is missing says so in one line.
 """
 from __future__ import annotations
 
@@ -45,6 +46,16 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+    except ModuleNotFoundError as exc:  # torch, left out of the default install: the extra that adds it
+        if (exc.name or "").partition(".")[0] != "torch":
+            raise
+        from .escape import printable
+        from .model.files import TorchMissing, torch_missing
+
+        if not isinstance(exc, TorchMissing):
+            exc = torch_missing(f"edrew {args.command}", exc)
+        print(f"edrew {args.command}: {printable(exc)}", file=sys.stderr)
+        return 2
     except OSError as exc:  # writing the output failed (a full disk, a closed terminal): one line, no traceback
         from .escape import printable
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create (or reuse) .venv with the project installed in editable mode.
-# Dev and CI pin torch==2.13.0 (a CPU build on this machine's disk); the package itself accepts any torch>=2.3.
+# With torch (the [train] extra, which the tests need): dev and CI pin torch==2.13.0 (a CPU build on this
+# machine's disk); the package itself accepts any torch>=2.3.
 # Usage: source scripts/venv.sh   (sets up and activates .venv)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,7 +14,7 @@ if [ ! -x "$venv/bin/python" ]; then
     "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
 fi
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$root/scripts/constraints.txt" -e "$root[dev]"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -c "$root/scripts/constraints.txt" -e "$root[train,dev]"
     echo "$want" > "$stamp"
 fi
 set +u

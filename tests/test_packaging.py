@@ -1,11 +1,13 @@
 """The wheel: it installs the shipped models under share/edrew-scrapy, and `pip uninstall` takes the whole
-folder away again (it left share/edrew-scrapy/models behind, empty)."""
+folder away again (it left share/edrew-scrapy/models behind, empty); it asks for torch only through an extra."""
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
 import venv
+import zipfile
 
 from conftest import ROOT
 
@@ -18,6 +20,13 @@ def test_wheel_installs_the_models_and_uninstall_leaves_no_folder(tmp_path):
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
                     str(tmp_path / "dist"), str(source)], check=True, capture_output=True)
     wheel = next((tmp_path / "dist").glob("edrew_scrapy-*.whl"))
+    # torch only through an extra: the default install crawls and extracts on the numpy backend
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = archive.read(next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA")))
+    requires = re.findall(r"^Requires-Dist: (.*)$", metadata.decode("utf-8"), re.M)
+    torch = [r for r in requires if re.match(r"torch\b", r)]
+    assert torch and all(re.search(r'extra == "(train|eval)"', r) for r in torch), torch
+    assert any('extra == "train"' in r for r in torch), torch
     env = tmp_path / "env"
     venv.create(env, with_pip=True)
     pip = [str(env / "bin" / "python"), "-m", "pip", "-q", "--disable-pip-version-check"]

@@ -167,6 +167,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from ..model.files import require_torch
+
+    require_torch("training")  # before anything is read or written; cli.main prints it in one line
     from ..model.elmo import wide_options
     from ..training.train import TrainConfig, ablation_table, check_config, train
 

@@ -204,9 +204,7 @@ def set_threads(threads: int, backend: str) -> None:
 
     threadpool_limits(threads)
     if backend != "numpy" or "torch" in sys.modules:
-        import torch
-
-        torch.set_num_threads(threads)
+        files.require_torch(f"backend {backend!r}").set_num_threads(threads)
 
 
 def threads_in_use() -> int:
@@ -245,7 +243,7 @@ def load_model(path: Union[str, Path, None] = None, backend: str = DEFAULT_BACKE
                cache_mb: Optional[float] = DEFAULT_CACHE_MB):
     """Load a model directory (None or "default" = the shipped models/default/) and return its scorer.
     Its caches hold at most `cache_mb` MiB together (None or 0: only their entry limits bound them).
-    `backend` numpy imports no torch; native and allennlp do."""
+    `backend` numpy imports no torch; native and allennlp do (TorchMissing when it is not installed)."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
     cache_mb = check_cache_mb(cache_mb)
@@ -254,6 +252,7 @@ def load_model(path: Union[str, Path, None] = None, backend: str = DEFAULT_BACKE
         from .numpy_backend import load_numpy_model
 
         return load_numpy_model(directory, verify, cache_mb)
+    files.require_torch(f"backend {backend!r}")  # TorchMissing naming the extra, not a traceback
     from .scorer import load_torch_model
 
     return load_torch_model(directory, backend, verify, cache_mb)

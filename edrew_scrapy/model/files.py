@@ -36,6 +36,30 @@ class ModelError(Exception):
     """A model directory that cannot be used; the message names the file and what is wrong."""
 
 
+# the install that adds PyTorch (setup.cfg's extra): training, evaluation and the native and allennlp backends
+TORCH_EXTRA = "pip install 'edrew-scrapy[train]'"
+
+
+class TorchMissing(ModelError, ModuleNotFoundError):
+    """PyTorch is needed but not installed (the default install scores with numpy and leaves it out): a
+    ModelError to the callers that load a model, a ModuleNotFoundError named `torch` to the others."""
+
+
+def torch_missing(purpose: str, exc: BaseException) -> TorchMissing:
+    """The TorchMissing to raise when `purpose` failed to import torch with `exc`."""
+    return TorchMissing(f"{purpose} needs PyTorch, which is not importable here ({exc}); install it with: "
+                        f"{TORCH_EXTRA}", name="torch")
+
+
+def require_torch(purpose: str):
+    """The torch module, or TorchMissing naming `purpose` and the extra that installs it."""
+    try:
+        import torch
+    except ImportError as exc:
+        raise torch_missing(purpose, exc) from None
+    return torch
+
+
 def is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 

@@ -215,6 +215,10 @@ class ProcessPool:
                         from ..model.files import ModelError
 
                         raise ModelError(exc.message) from None
+                    if exc.kind == "TorchMissing":  # the backend needs the [train] extra: the message names it
+                        from ..model.files import TorchMissing
+
+                        raise TorchMissing(exc.message, name="torch") from None
                     raise RuntimeError(f"EDREW worker could not start: {exc.kind}: {exc.message}") from None
                 except BrokenProcessPool as exc:
                     self._start_failed(executor, f"died ({exc})")
