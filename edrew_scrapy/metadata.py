@@ -1006,7 +1006,7 @@ def describe(declared: Declared, page=None, extraction=None, classifier=None, *,
         skipped=declared.skipped,
     )
     if classifier is not None and page is not None:
-        result.page_type, result.page_type_probability = classifier.predict(page, declared)
+        result.page_type, result.page_type_probability = _page_type(classifier, page, declared)
         if page_type is None and result.page_type in TEXT_BYLINE_TYPES and not result.author:
             result.author = _page_authors(declared, primary, site, host, BYLINE_AUTHORS if bylines is None
                                           else bylines, page, True, result.page_type == "forum")
@@ -1028,7 +1028,7 @@ def page_metadata(html: HtmlInput, page=None, extraction=None, classifier=None, 
             declared, text = replace(shared), lambda: _text_of(html, encoding, [])
         else:
             declared, text = _read(html, encoding, url, getattr(page, "too_deep", None) if built else None)
-        page_type = (classifier.predict(page, declared) if classifier is not None and page is not None
+        page_type = (_page_type(classifier, page, declared) if classifier is not None and page is not None
                      else (None, None))
         kind = page_type[0]
         if text is not None and kind not in UNDATED_TYPES:
@@ -1042,6 +1042,16 @@ def page_metadata(html: HtmlInput, page=None, extraction=None, classifier=None, 
         return result
     except Exception:  # noqa: BLE001 - metadata never costs a page its content
         return Metadata(skipped=("error",))
+
+
+def _page_type(classifier, page, declared: Declared) -> Tuple[Optional[str], Optional[float]]:
+    """The classifier's (type, probability): a pagetype.PageTypeClassifier reads what the page declares as
+    well; another object with a `predict(page)` (a fixed type, a classifier of one's own) gets the page."""
+    from .pagetype import PageTypeClassifier
+
+    if isinstance(classifier, PageTypeClassifier):
+        return classifier.predict(page, declared)
+    return classifier.predict(page)
 
 
 def page_type_evidence(declared: Declared) -> Dict[str, float]:

@@ -367,7 +367,7 @@ def test_author_texts_that_name_no_one_are_dropped(value, expected):
 
 def test_only_a_declared_date_or_one_in_the_url_on_a_product_page():
     class Fixed:
-        def predict(self, page, declared=None):
+        def predict(self, page):
             return "product", 0.9
 
     html = ('<html><head><title>Kettle</title></head><body><h1>Kettle</h1>'
@@ -392,7 +392,7 @@ def test_the_text_search_parses_dates_in_the_declared_language():
     import htmldate.extractors
 
     class Article:
-        def predict(self, page, declared=None):
+        def predict(self, page):
             return "article", 0.9
 
     shipped = htmldate.extractors.get_external_parser
@@ -411,7 +411,7 @@ def test_the_text_search_never_builds_htmldates_every_locale_parser(monkeypatch)
     import htmldate.extractors
 
     class Article:
-        def predict(self, page, declared=None):
+        def predict(self, page):
             return "article", 0.9
 
     built = []
@@ -429,7 +429,7 @@ def test_the_text_search_does_not_guess_a_day_from_a_bare_year(monkeypatch):
     import htmldate.core
 
     class Article:
-        def predict(self, page, declared=None):
+        def predict(self, page):
             return "article", 0.9
 
     shipped = htmldate.core.search_page
