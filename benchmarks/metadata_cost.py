@@ -5,7 +5,8 @@ Each page is serialised, scored (extract) and described (metadata.page_metadata 
 classifier) in turn. The serializer reads the page's declared metadata from its tree (metadata.read_tree,
 as a crawl does): that time is counted as metadata, not as serialising; REV's metadata, where it does not
 use it, parses the page itself. With `--against REV` the metadata.py and pagetype.py of git revision REV are loaded
-beside this checkout's (REV's metadata with REV's page-type features and the same shipped weights) and both
+beside this checkout's (REV's metadata with REV's page-type features and the same shipped weights, or REV's
+own where its features are of another version) and both
 describe every page twice, A B B A on even pages and B A A B on odd ones; the ratios (this / REV) and how
 many pages get the same fields from both are printed. One warm-up pass first, not counted: it holds one-time
 costs (dateparser, which htmldate's text search loads, takes seconds to initialise; the scorer's caches fill).
@@ -53,6 +54,20 @@ def module_of_revision(rev: str, name: str = "metadata"):
     return module
 
 
+def classifier_of_revision(rev: str):
+    """REV's page-type classifier: its pagetype.py with the shipped weights, or with REV's own
+    models/default/pagetype.json where the shipped ones are of another feature version."""
+    module = module_of_revision(rev, "pagetype")
+    try:
+        return module.default_classifier(None)
+    except module.PageTypeError:
+        weights = subprocess.run(["git", "show", f"{rev}:models/default/pagetype.json"], cwd=ROOT, check=True,
+                                 capture_output=True).stdout
+        path = Path(tempfile.mkdtemp(prefix="edrew-pagetype-")) / "pagetype.json"
+        path.write_bytes(weights)
+        return module.PageTypeClassifier.load(path)
+
+
 def _line(name: str, values) -> str:
     return f"{name} mean {1000 * statistics.fmean(values):.2f} ms (median {1000 * statistics.median(values):.2f})"
 
@@ -69,9 +84,9 @@ def main(argv=None) -> int:
     root = Path(args.root)
     scorer, classifier = load_model(None), default_classifier(None)
     other = module_of_revision(args.against) if args.against else None
-    # the revision's page-type features (its classifier's predict), with the same shipped weights
-    other_classifier = (module_of_revision(args.against, "pagetype").default_classifier(None)
-                        if other and classifier is not None else classifier)
+    # the revision's page-type features (its classifier's predict), with the same shipped weights, or its own
+    # where it computes another version of the features
+    other_classifier = (classifier_of_revision(args.against) if other and classifier is not None else classifier)
     from edrew_scrapy.training.metadata_eval import read_records
 
     records = read_records(args.kind, root, root.name, None, None)[:: args.every][: args.pages]

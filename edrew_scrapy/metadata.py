@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import re
 import threading
 from collections import Counter
@@ -34,7 +35,8 @@ from urllib.parse import urlsplit
 from .declared import KINDS
 from .serializer import too_deep_for_lexbor
 
-__all__ = ["Declared", "Metadata", "describe", "headline_from_title", "page_metadata", "read_declared", "read_tree",
+__all__ = ["Declared", "Metadata", "describe", "headline_from_title", "page_metadata", "page_type_evidence",
+           "read_declared", "read_tree",
            "MAX_HTML_CHARS", "MAX_JSONLD_CHARS", "MAX_ITEMSCOPES", "MIN_YEAR", "METADATA_FIELDS"]
 
 # the first this many characters of a page are read for its metadata (declared markup sits in <head>
@@ -1004,7 +1006,7 @@ def describe(declared: Declared, page=None, extraction=None, classifier=None, *,
         skipped=declared.skipped,
     )
     if classifier is not None and page is not None:
-        result.page_type, result.page_type_probability = classifier.predict(page)
+        result.page_type, result.page_type_probability = _page_type(classifier, page, declared)
         if page_type is None and result.page_type in TEXT_BYLINE_TYPES and not result.author:
             result.author = _page_authors(declared, primary, site, host, BYLINE_AUTHORS if bylines is None
                                           else bylines, page, True, result.page_type == "forum")
@@ -1026,7 +1028,8 @@ def page_metadata(html: HtmlInput, page=None, extraction=None, classifier=None, 
             declared, text = replace(shared), lambda: _text_of(html, encoding, [])
         else:
             declared, text = _read(html, encoding, url, getattr(page, "too_deep", None) if built else None)
-        page_type = classifier.predict(page) if classifier is not None and page is not None else (None, None)
+        page_type = (_page_type(classifier, page, declared) if classifier is not None and page is not None
+                     else (None, None))
         kind = page_type[0]
         if text is not None and kind not in UNDATED_TYPES:
             # htmldate finds a date on most pages, dated or not: its search of the text only on articles
@@ -1039,6 +1042,42 @@ def page_metadata(html: HtmlInput, page=None, extraction=None, classifier=None, 
         return result
     except Exception:  # noqa: BLE001 - metadata never costs a page its content
         return Metadata(skipped=("error",))
+
+
+def _page_type(classifier, page, declared: Declared) -> Tuple[Optional[str], Optional[float]]:
+    """The classifier's (type, probability): a pagetype.PageTypeClassifier reads what the page declares as
+    well; another object with a `predict(page)` (a fixed type, a classifier of one's own) gets the page."""
+    from .pagetype import PageTypeClassifier
+
+    if isinstance(classifier, PageTypeClassifier):
+        return classifier.predict(page, declared)
+    return classifier.predict(page)
+
+
+def page_type_evidence(declared: Declared) -> Dict[str, float]:
+    """What a page declares about itself, as page-type features (pagetype.page_features): whether it
+    names an author (declared, in byline markup, in forum software's poster markup), declares a
+    publication or a modification day, which `<meta>` keys it has ("m:product:price:amount",
+    "m:article:section"), its `<h1>`s and the parts of its `<title>`. Read from what `read_declared`
+    already holds: no parse. Articles name authors and days, shops their prices, forums their posters."""
+    feats: Dict[str, float] = {}
+    if _authors(_primary_items(declared.items), declared.meta):
+        feats["d:author"] = 1.0
+    if declared.bylines:
+        feats["d:byline"] = 1.0
+    if declared.posters:
+        feats["d:posters"] = math.log1p(len(declared.posters))
+    if _declared_date(declared, None):
+        feats["d:date"] = 1.0
+    if _declared_date(declared, None, modified=True):
+        feats["d:modified"] = 1.0
+    for key in declared.meta:
+        if len(key) < 40:  # a key's own name: which vocabulary the page speaks, kept where many sites share it
+            feats["m:" + key] = 1.0
+    feats["d:h1s"] = float(sum(1 for h in declared.headings if h))
+    if declared.title:
+        feats["d:title_parts"] = float(min(5, len(_TITLE_SEPARATORS.split(declared.title))))
+    return feats
 
 
 def _primary_items(items: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:

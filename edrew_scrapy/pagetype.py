@@ -1,8 +1,10 @@
 """What kind of page this is: WCXB's seven page types from cheap page-level features.
 
 A multinomial logistic regression over features the crawl already has: the URL's tokens, the types the
-page declares (declared.py, read by the serializer), statistics of the serialised nodes (counts by tag,
-link density, prices, dates) and the words of the page that recur across many sites. It
+page declares (declared.py, read by the serializer), what its metadata declares (an author, a day, its
+`<meta>` keys: metadata.page_type_evidence, from the parse the metadata makes anyway), statistics of the
+serialised nodes (counts by tag, link density, prices, dates) and the words of the page that recur across
+many sites. It
 reads no model score, so it costs one pass over the nodes and runs the same with any model. The weights are
 plain JSON (models/default/pagetype.json, written by `edrew train-pagetype`), never a pickle.
 
@@ -30,7 +32,7 @@ __all__ = ["FEATURE_VERSION", "FORMAT", "PAGE_TYPES", "PageTypeClassifier", "Pag
 
 PAGE_TYPES = ("article", "forum", "product", "collection", "listing", "documentation", "service")
 FORMAT = "edrew-pagetype"
-FEATURE_VERSION = 1
+FEATURE_VERSION = 2  # 2: what the page declares (metadata.page_type_evidence)
 FILE_NAME = "pagetype.json"
 
 _URL_SPLIT = re.compile(r"[^a-z0-9]+")
@@ -64,9 +66,15 @@ class PageTypeError(ValueError):
     """A page-type weights file that cannot be used: names the file and what is wrong."""
 
 
-def page_features(page, url: Optional[str] = None) -> Dict[str, float]:
-    """Named feature values of one serialised page (sparse: absent names are 0)."""
+def page_features(page, url: Optional[str] = None, declared=None) -> Dict[str, float]:
+    """Named feature values of one serialised page (sparse: absent names are 0); with `declared` (the
+    page's metadata.Declared, read anyway for its metadata) also what it declares about itself
+    (metadata.page_type_evidence: authors, days, `<meta>` keys)."""
     feats: Dict[str, float] = {}
+    if declared is not None:
+        from .metadata import page_type_evidence
+
+        feats.update(page_type_evidence(declared))
     url = url or getattr(page, "url", None) or ""
     _url_features(url, feats)
     declared = tuple(getattr(page, "declared", ()) or ())
@@ -211,9 +219,10 @@ class PageTypeClassifier:
         p = np.exp(logits)
         return p / p.sum()
 
-    def predict(self, page) -> Tuple[str, float]:
-        """The most probable page type of a serialised page, and its probability (rounded to 4 places)."""
-        p = self.probabilities(page_features(page))
+    def predict(self, page, declared=None) -> Tuple[str, float]:
+        """The most probable page type of a serialised page (and its metadata.Declared, where read), and its
+        probability (rounded to 4 places)."""
+        p = self.probabilities(page_features(page, declared=declared))
         best = int(np.argmax(p))
         return self.classes[best], round(float(p[best]), 4)
 

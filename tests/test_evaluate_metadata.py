@@ -106,3 +106,23 @@ def test_evaluate_metadata_usage_errors(tmp_path, capsys):
     status, err = cli(capsys, "evaluate", "--metadata", "--dataset", "wcxb", str(root), "--folds", "5",
                       "--out", str(tmp_path / "o"), "--no-progress")
     assert status == 1 and "folds" in err
+
+
+def test_train_pagetype_reads_what_each_page_declares(tmp_path, capsys):
+    from edrew_scrapy.commands.train_pagetype import feature_rows
+    from edrew_scrapy.pagetype import FEATURE_VERSION, PageTypeClassifier
+
+    root = write_wcxb(tmp_path / "wcxb")
+    rows = list(feature_rows(root))
+    articles = [r["features"] for r in rows if r["label"] == "article"]
+    products = [r["features"] for r in rows if r["label"] == "product"]
+    # the serializer's tree is read as a crawl reads it: the declared author and day are there on articles
+    assert all(f["d:author"] == 1.0 and f["d:date"] == 1.0 and f["d:byline"] == 1.0 for f in articles)
+    assert not any("d:author" in f or "d:date" in f for f in products)
+    out, cache = tmp_path / "pagetype.json", tmp_path / "features.jsonl"
+    status, err = cli(capsys, "train-pagetype", str(root), "--out", str(out), "--cache", str(cache), "--folds", "2",
+                      "--min-domains", "2", "--c", "1")
+    assert status == 0, err
+    classifier = PageTypeClassifier.load(out)
+    assert classifier.card["feature_version"] == FEATURE_VERSION and "d:author" in classifier.index
+    assert json.loads(cache.read_text().splitlines()[0])["feature_version"] == FEATURE_VERSION

@@ -47,6 +47,26 @@ def test_features_read_the_url_the_declared_types_and_the_nodes():
     assert page_features(serialize("", url=None)) is not None
 
 
+def test_what_a_page_declares_is_read_as_evidence_of_its_type():
+    from edrew_scrapy.metadata import read_declared
+
+    html = ARTICLE.replace(", March 3, 2026", "").replace("</head>", '<meta name="author" content="Maya Okonkwo">'
+                           '<meta property="article:published_time" content="2026-03-03T08:00:00Z"></head>')
+    declared = read_declared(html, url="https://news.example.com/bike-lanes", dates=False)
+    feats = page_features(serialize(html, url="https://news.example.com/bike-lanes"), declared=declared)
+    assert feats["d:author"] == 1.0 and feats["d:byline"] == 1.0 and feats["d:date"] == 1.0
+    assert feats["m:og:type"] == 1.0 and feats["m:article:published_time"] == 1.0 and feats["d:h1s"] == 1.0
+    assert "d:modified" not in feats and "d:posters" not in feats
+    # a forum's poster markup; nothing declared on a page that declares nothing
+    forum = FORUM.replace('class="author"', 'class="username"')
+    feats = page_features(serialize(forum), declared=read_declared(forum, dates=False))
+    assert feats["d:posters"] > 0 and "d:author" not in feats and feats["d:title_parts"] == 2.0
+    bare = page_features(serialize("<p>just text</p>"), declared=read_declared("<p>just text</p>", dates=False))
+    assert not any(name.startswith(("d:author", "d:date", "m:")) for name in bare)
+    # without what the page declares, only the serialised page's features
+    assert not any(name.startswith(("d:", "m:")) for name in page_features(serialize(html)))
+
+
 def _training_rows():
     urls = {"product": "https://s{}.example/products/item-{}", "article": "https://n{}.example/2026/03/story-{}",
             "forum": "https://f{}.example/threads/topic-{}"}

@@ -1,12 +1,12 @@
 """`edrew train-pagetype [PATH] --out FILE [--cache FILE] [--folds 5]`: the page-type classifier.
 
-Reads WCXB-format pages (`_internal.page_type.primary`), serialises each, computes
-pagetype.page_features, and caches them as JSON lines in `--cache` (a second run reads the cache and
-serialises nothing). Reports accuracy cross-validated by registrable
-domain (`--folds`, every page tested once by a classifier trained without its domain), per type and
-overall, then trains on every page and writes the weights to `--out` (JSON, with the cross-validated
-accuracy, the command and the dataset in it). `--predictions FILE` writes each page's cross-validated
-prediction (JSON lines).
+Reads WCXB-format pages (`_internal.page_type.primary`), serialises each and reads what it declares
+(metadata.read_tree on the serializer's tree, as a crawl does), computes pagetype.page_features, and caches
+them as JSON lines in `--cache` (a second run reads the cache and serialises nothing). Reports accuracy
+cross-validated by registrable domain (`--folds`, every page tested once by a classifier trained without
+its domain), per type and overall, then trains on every page and writes the weights to `--out` (JSON, with
+the cross-validated accuracy, the command and the dataset in it). `--predictions FILE` writes each page's
+cross-validated prediction (JSON lines).
 """
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ def feature_rows(root: Path, limit: int = 0):
     """One {id, url, group, label, features} per page."""
     from ..data import domain_of, read_source, registrable_domain
     from ..data.wcxb import load_truth, page_ids
+    from ..metadata import Declared, read_declared, read_tree
     from ..pagetype import page_features
     from ..serializer import serialize
 
@@ -43,9 +44,13 @@ def feature_rows(root: Path, limit: int = 0):
         truth = load_truth(root, page_id)
         url = truth.get("url") or ""
         label = ((truth.get("_internal") or {}).get("page_type") or {}).get("primary") or "unknown"
-        page = serialize(read_source(root / "html" / f"{page_id}.html.gz"), encoding="utf-8", url=url)
+        source = read_source(root / "html" / f"{page_id}.html.gz")
+        # what the page declares as a crawl reads it: from the serializer's tree, else parsed apart
+        page = serialize(source, encoding="utf-8", url=url, tree_reader=read_tree)
+        declared = (page.from_tree if isinstance(page.from_tree, Declared)
+                    else read_declared(source, encoding="utf-8", url=url, dates=False))
         yield {"id": page_id, "url": url, "group": registrable_domain(domain_of(url)), "label": label,
-               "features": page_features(page)}
+               "features": page_features(page, declared=declared)}
 
 
 def cross_validate(rows, folds: int, c: float, min_domains: int):
@@ -116,7 +121,7 @@ def _run(args: argparse.Namespace) -> int:
     spec = fit_spec([r["features"] for r in rows], [r["label"] for r in rows], c=args.c,
                     min_pages=args.min_domains, groups=[r["group"] for r in rows])
     spec["card"] = {
-        "what": "WCXB page type of a page from its URL, declared types, node statistics and words "
+        "what": "WCXB page type of a page from its URL, declared types and metadata, node statistics and words "
                 "(edrew_scrapy/pagetype.py)",
         "pages": len(rows),
         "cross_validated_accuracy": round(accuracy, 4),

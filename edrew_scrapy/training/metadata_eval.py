@@ -166,10 +166,11 @@ def trafilatura_fields(html: str, url: Optional[str]) -> Dict:
 
 
 def page_type_classifiers(records: Sequence[MetaRecord], pages: Sequence, folds: int, seed: int,
-                          group_key: Callable, shipped) -> List:
+                          group_key: Callable, shipped, declared: Optional[Sequence] = None) -> List:
     """Per record, the classifier that types it: on a set with several page types, one trained per fold
     by `group_key` without the record's group (scikit-learn; C and the domain threshold of the shipped
-    weights' card); otherwise `shipped`."""
+    weights' card) on the features of its page and `declared` (each page's metadata.Declared, as
+    page_metadata reads it); otherwise `shipped`."""
     kinds = {r.page_type for r in records if r.page_type}
     if len(kinds) < 2:
         return [shipped] * len(records)
@@ -178,7 +179,7 @@ def page_type_classifiers(records: Sequence[MetaRecord], pages: Sequence, folds:
 
     card = (shipped.card.get("card") or {}) if shipped is not None else {}
     c, min_domains = float(card.get("c", 0.01)), int(card.get("min_domains", 10))
-    feats = [page_features(p) for p in pages]
+    feats = [page_features(p, declared=d) for p, d in zip(pages, declared or [None] * len(pages))]
     groups = [group_key(r) for r in records]
     labelled = [i for i, r in enumerate(records) if r.page_type]
     out: List = [shipped] * len(records)
@@ -224,7 +225,7 @@ def evaluate_metadata(records: Sequence[MetaRecord], *, systems: Iterable[str] =
     source); None: no page is scored."""
     from tqdm import tqdm
 
-    from ..metadata import page_metadata, read_tree
+    from ..metadata import Declared, page_metadata, read_declared, read_tree
     from ..serializer import serialize
 
     systems = list(systems)
@@ -249,8 +250,13 @@ def evaluate_metadata(records: Sequence[MetaRecord], *, systems: Iterable[str] =
     if "edrew" in systems:
         for dataset in dict.fromkeys(r.dataset for r in records):  # each set on its own
             idx = [i for i, r in enumerate(records) if r.dataset == dataset]
+            # what each page declares is a feature of its type: as page_metadata reads it below, from the
+            # serializer's tree where that was read, else from the page
+            declared = [pages[i].from_tree if isinstance(pages[i].from_tree, Declared) else
+                        read_declared(sources[i], encoding=records[i].encoding, url=records[i].url, dates=False)
+                        for i in idx]
             typed = page_type_classifiers([records[i] for i in idx], [pages[i] for i in idx], folds, seed,
-                                          _group(group_by), shipped_classifier)
+                                          _group(group_by), shipped_classifier, declared)
             for i, classifier in zip(idx, typed):
                 classifiers[i] = classifier
     scorer = None
