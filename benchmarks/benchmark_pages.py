@@ -10,11 +10,18 @@ from pathlib import Path
 
 
 def one_core() -> None:
-    """One torch thread, and the process pinned to one CPU where the OS allows it: issue #5 compares
-    pages/s on one core, and a second core would flatter whichever extractor can use it."""
-    import torch
+    """One scoring thread (numpy's BLAS; torch's where torch is installed), and the process pinned to one CPU
+    where the OS allows it: issue #5 compares pages/s on one core, and a second core would flatter whichever
+    extractor can use it."""
+    from threadpoolctl import threadpool_limits
 
-    torch.set_num_threads(1)
+    threadpool_limits(1)
+    try:
+        import torch
+    except ImportError:  # an install without the [train] extra scores with numpy alone
+        pass
+    else:
+        torch.set_num_threads(1)
     try:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     except (AttributeError, OSError):

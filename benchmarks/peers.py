@@ -117,6 +117,8 @@ def main() -> int:
     ap.add_argument("--rs-python", default=".venv-rs/bin/python",
                     help="a Python 3.12 with rs-trafilatura installed ('' to leave it out)")
     ap.add_argument("--plot", type=Path, default=Path("docs/img/peers-ms-per-page.png"))
+    ap.add_argument("--backend", default=None,
+                    help="scoring backend (numpy, native, allennlp; default: `edrew extract`'s default)")
     ap.add_argument("--batch", type=int, default=8,
                     help="pages a scoring call, as `edrew extract --batch` (default: 8, the command's default)")
     args = ap.parse_args()
@@ -131,12 +133,14 @@ def main() -> int:
     from edrew_scrapy import serializer as serializer_module
     from edrew_scrapy.collector import BetweenUnits
     from edrew_scrapy.extract import extract
-    from edrew_scrapy.model.scorer import load_model
+    from edrew_scrapy.model.base import DEFAULT_BACKEND, load_model
     from edrew_scrapy.serializer import serialize
 
     # one scorer each: a scorer's caches (words, sequences, texts) would hand the second of the two the
     # first's work on the same page, which is no longer a first sight
-    scorer, scorer_tokenizer = load_model(), load_model()
+    backend = args.backend or DEFAULT_BACKEND
+    scorer, scorer_tokenizer = load_model(backend=backend), load_model(backend=backend)
+    print(f"ours: the {backend} backend")
 
     between = BetweenUnits()
 

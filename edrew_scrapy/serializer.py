@@ -300,8 +300,9 @@ def _build(text: str, config: SerializerConfig, url: Optional[str], tree_reader=
     return page
 
 
-def _build_with_tokenizer(text: str, config: SerializerConfig, url: Optional[str]) -> Page:
-    """The page from our tokenizer alone (the fallback; benchmarks/serializer.py compares the two)."""
+def _build_with_tokenizer(text: str, config: SerializerConfig, url: Optional[str], tree_reader=None) -> Page:
+    """The page from our tokenizer alone (the fallback; benchmarks/serializer.py compares the two). It builds
+    no lexbor tree, so `tree_reader` is not called: metadata then parses the page itself."""
     return _Builder(config, url).build(text)
 
 

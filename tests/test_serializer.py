@@ -489,3 +489,15 @@ def test_page_copies_and_subclasses_keep_their_meaning():
     tagged = Tagged(page.url, page.nodes, tag="kept")
     back = pickle.loads(pickle.dumps(tagged))
     assert type(back) is Tagged and back.tag == "kept" and back.nodes == page.nodes
+
+
+def test_the_tokenizer_path_takes_a_tree_reader_and_gives_the_same_nodes(monkeypatch):
+    # benchmarks swap serializer._build for the tokenizer path; serialize passes it a tree_reader, which
+    # that path cannot call (it builds no lexbor tree): the page comes without from_tree, same nodes
+    html = "<html><body><main><h1>Title</h1><p>One paragraph of text.</p></main><nav>Menu</nav></body></html>"
+    on_lexbor = serialize(html, tree_reader=lambda tree, text, url: {"read": True})
+    monkeypatch.setattr(serializer, "_build", serializer._build_with_tokenizer)
+    on_tokenizer = serialize(html, tree_reader=lambda tree, text, url: {"read": True})
+    assert on_lexbor.from_tree == {"read": True}
+    assert on_tokenizer.from_tree is None
+    assert [(n.content, n.tokens) for n in on_tokenizer.nodes] == [(n.content, n.tokens) for n in on_lexbor.nodes]
