@@ -13,6 +13,7 @@ def one_core() -> None:
     """One scoring thread (numpy's BLAS; torch's where torch is installed), and the process pinned to one CPU
     where the OS allows it: issue #5 compares pages/s on one core, and a second core would flatter whichever
     extractor can use it."""
+    import numpy  # noqa: F401 -- loaded first: threadpoolctl limits only the BLAS libraries already loaded
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)
