@@ -397,6 +397,38 @@ def report(args) -> None:
                       f"{r['word_r']:.3f} | {diff} |")
 
 
+def pool(args) -> None:
+    """The runs' pages.csv as one set (the five WCXB test folds: every page once, each scored by the head that
+    never saw its domain): per extractor and page type the mean word P / R / F1, and `edrew` minus it, paired
+    on the same pages (standard error of the per-page differences; pages up / down)."""
+    import csv
+    import math
+
+    by = {}
+    for run in args.runs.split(","):
+        with open(Path(run) / "pages.csv", encoding="utf-8") as f:
+            for r in csv.DictReader(f):
+                by.setdefault(r["extractor"], {})[(run, r["page_id"])] = r
+    ours = by["edrew"]
+    groups = ["all"] + sorted({r["group"] for r in ours.values()})
+    print("| type | extractor | pages | word-F1 | P | R | edrew minus it (SE; pages up / down) |")
+    print("|---|---|---|---|---|---|---|")
+    for group in groups:
+        keys = [k for k, r in ours.items() if group == "all" or r["group"] == group]
+        for name, rows in by.items():
+            vals = {m: [float(rows[k][f"word_{m}"]) for k in keys] for m in ("p", "r", "f1")}
+            n = len(keys)
+            line = f"| {group} | {name} | {n} | " + " | ".join(f"{sum(vals[m]) / n:.3f}" for m in ("f1", "p", "r"))
+            if name != "edrew":
+                d = [float(ours[k]["word_f1"]) - float(rows[k]["word_f1"]) for k in keys]
+                mean = sum(d) / n
+                se = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1) / n) if n > 1 else 0.0
+                line += (f" | {mean:+.3f} ({se:.3f}; {sum(x > 1e-9 for x in d)} / {sum(x < -1e-9 for x in d)})")
+            else:
+                line += " | "
+            print(line + " |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -432,13 +464,16 @@ def main() -> None:
     r = sub.add_parser("report")
     r.add_argument("--runs", required=True, help="edrew evaluate --out folders, comma-separated")
     r.add_argument("--types", action="store_true", help="also each dataset's page types")
+    o = sub.add_parser("pool")
+    o.add_argument("--runs", required=True, help="edrew evaluate --out folders whose pages are one set")
     d = sub.add_parser("folds")
     d.add_argument("--cache", required=True)
     d.add_argument("--shared", default="../shared/datasets")
     d.add_argument("--out", required=True)
     args = ap.parse_args()
     commands = {"cache": cache, "encode": encode, "train": train, "finish": finish, "folds": folds,
-                "check-validation": check_validation, "report": report}
+                "check-validation": check_validation, "report": report,
+                "pool": pool}
     commands[args.cmd](args)
 
 
