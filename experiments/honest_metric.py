@@ -2,15 +2,20 @@
 
 Every head here is models/default's recipe (its biLM frozen, variant d, 16 features, 30 epochs, seed 1) on
 another split of the three licensed sets. The biLM is the same for all, so the pages are read and encoded
-once (`cache`) and the heads train on that one encoding (`train`, several at once, on a GPU where there is
-one); `finish` turns each head into a model folder, its threshold chosen on its validation pages on
+once (`cache`, `encode`) and the heads train on that one encoding (`train`, several at once, on a GPU where
+there is one); `finish` turns each head into a model folder, its threshold chosen on its validation pages on
 extract()'s scores as `edrew train` chooses it; `folds` writes each WCXB test fold as a dataset folder, so that
-`edrew evaluate --split none` scores the fold's head on exactly its test pages.
+`edrew evaluate --split none` scores the fold's head on exactly its test pages; `report` and `pool` print the
+lab entry's tables from the evaluations.
 
     python experiments/honest_metric.py cache --out DIR --shared S --mozilla-labels FILE
-    python experiments/honest_metric.py train --cache DIR --splits lodo-wcxb,cv1 --out HEADS [--device cuda]
+    python experiments/honest_metric.py check-validation --cache DIR      # the fast validation == page_word_f1s
+    python experiments/honest_metric.py encode --cache DIR --out ENC [--device cuda]
+    python experiments/honest_metric.py train --cache DIR --encoded ENC --splits lodo-wcxb,cv1 --out HEADS [--device X]
     python experiments/honest_metric.py finish --cache DIR --heads HEADS --out MODELS
     python experiments/honest_metric.py folds --cache DIR --shared S --out FOLDS
+    python experiments/honest_metric.py report --runs EVAL1,EVAL2 [--types]
+    python experiments/honest_metric.py pool --runs CV1,...,CV5
 
 Splits (each dataset's groups are registrable domains, data.mix.split_per_dataset, seed 1):
 - lodo-NAME: the other two sets, each split 20 % test / 10 % validation as `edrew train --test-fraction 0.2
