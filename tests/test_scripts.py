@@ -136,3 +136,32 @@ def test_plot_sets_draws_each_model_and_each_peer_once(tmp_path, capsys):
     assert _script("plot_sets").main([str(out), f"default={report('a', 0.8)}", report("cand", 0.85),
                                       "--groups", "fundus-news,dragnet"]) == 0
     assert out.stat().st_size > 0 and "wrote" in capsys.readouterr().out
+
+
+def test_honest_metric_validation_is_page_word_f1s(monkeypatch):
+    """The heads' faster per-epoch validation gives exactly thresholds.page_word_f1s, page by page, at every
+    threshold of the grid; its remembered per-node rule tests are put back after the test."""
+    import numpy as np
+
+    from edrew_scrapy import rules
+    from edrew_scrapy.data import simple, wcxb
+    from edrew_scrapy.training.evaluate import reference_text
+    from edrew_scrapy.training.thresholds import THRESHOLDS, page_word_f1s
+
+    for name in ("settled", "count_words"):
+        monkeypatch.setattr(rules, name, getattr(rules, name))
+    monkeypatch.setattr(rules, "_ARTICLE_TESTS", dict(rules._ARTICLE_TESTS))
+    data = ROOT / "tests" / "fixtures" / "data"
+    labelled = [*wcxb.iter_pages(data / "wcxb"), *simple.iter_pages(data / "simple")]
+    labelled = [lp for lp in labelled if lp.page.nodes]
+    pages, refs = [lp.page for lp in labelled], [reference_text(lp) for lp in labelled]
+    rng = np.random.default_rng(3)
+    # uniform scores, scores near 0 and 1, and one page's best score below every threshold
+    runs = [[rng.random(len(p.nodes)).astype(np.float32) ** power for p in pages] for power in (1, 4, 0.2)]
+    runs.append([np.full(len(p.nodes), 0.04, dtype=np.float32) for p in pages])
+    expected = [[page_word_f1s(probs, pages, refs, t, rules.MAIN_REGION_SHARE) for t in THRESHOLDS] for probs in runs]
+    fast = _script("honest_metric").validation_scorer(pages, refs, rules.MAIN_REGION_SHARE)
+    for probs, want in zip(runs, expected):
+        for t, scores in zip(THRESHOLDS, want):
+            assert np.array_equal(fast(probs, t), scores), t
+    assert len(pages) >= 4 and len({float(s.mean()) for want in expected for s in want}) > 2
