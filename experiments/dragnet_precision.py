@@ -140,7 +140,6 @@ def _variants(new_rules):
 def judge(args) -> None:
     """Per set: word P / R / F1 of main's decision, the branch's, and each change left out (paired: the same pages
     and scores); trafeval: must-keep kept / must-drop leaked per half."""
-    import numpy as np
 
     from edrew_scrapy import rules
     from edrew_scrapy.data.align import word_f1
@@ -192,19 +191,7 @@ def judge(args) -> None:
             if ds == "wcxb-dev" and lp.page_type_or_site:
                 by.setdefault(f"{ds}/{lp.page_type_or_site}", []).append(vals)
         names = list(variants)
-        for ds, rows in sorted(by.items()):
-            a = np.array(rows)  # pages x variants x (P, R, F1)
-            line = [f"{name}:{ds}: {len(rows)} pages"]
-            for j, v in enumerate(names):
-                line.append(f"{v} {a[:, j, 2].mean():.4f} (P {a[:, j, 0].mean():.3f} / R {a[:, j, 1].mean():.3f})")
-            b = a[:, names.index("branch"), 2]
-            for j, v in enumerate(names):
-                if v == "branch":
-                    continue
-                d = b - a[:, j, 2]
-                line.append(f"branch-({v}) {d.mean():+.4f} SE {sl._se(d):.4f} up {(d > 1e-9).sum()} "
-                            f"down {(d < -1e-9).sum()}")
-            print("\n    ".join(line))
+        sl.print_paired(by, names, "branch", prefix=f"{name}:")
 
 
 def main() -> None:

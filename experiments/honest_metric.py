@@ -354,7 +354,7 @@ def finish(args) -> None:
         val_pages, val_refs = [pages[i] for i in val], [refs[i] for i in val]
         probs = shipped_probs(target, val_pages)
         scores = validation_scorer(val_pages, val_refs, MAIN_REGION_SHARE)
-        threshold, word = choose_threshold_within_noise(lambda t: scores(probs, t))
+        threshold, word = choose_threshold_within_noise(lambda t, scores=scores, probs=probs: scores(probs, t))
         p, r, f = node_prf(probs, [labels[i] for i in val], threshold)
         metrics = {"validation": {"pages": len(val), "node_precision": round(p, 4), "node_recall": round(r, 4),
                                   "node_f1": round(f, 4), "word_f1": round(float(np.round(word, 4)), 4)}}

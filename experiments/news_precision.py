@@ -223,7 +223,6 @@ NEW_RULES = ("credit-lines", "consent-notices", "paywall-prompts", "author-boxes
 def judge(args) -> None:
     """Per set: word P / R / F1 with main's rules (NEW_RULES off), with every rule, and each new rule's paired
     difference (all on minus that one off); trafeval: snippets kept / leaked per half, the same variants."""
-    import numpy as np
 
     from edrew_scrapy.data.align import word_f1
     from edrew_scrapy.training.evaluate import reference_text
@@ -262,19 +261,7 @@ def judge(args) -> None:
             by.setdefault(ds, []).append(vals)
             if ds == "wcxb-dev" and lp.page_type_or_site:
                 by.setdefault(f"{ds}/{lp.page_type_or_site}", []).append(vals)
-        for ds, rows in sorted(by.items()):
-            a = np.array(rows)  # pages x variants x (P, R, F1)
-            line = [f"{ds}: {len(rows)} pages"]
-            for j, v in enumerate(variants):
-                line.append(f"{v} {a[:, j, 2].mean():.4f} (P {a[:, j, 0].mean():.3f} / R {a[:, j, 1].mean():.3f})")
-            all_ = a[:, 1, 2]
-            for j, v in enumerate(variants):
-                if v == "all":
-                    continue
-                d = all_ - a[:, j, 2]
-                line.append(f"all-{v} {d.mean():+.4f} SE {sl._se(d):.4f} up {(d > 1e-9).sum()} "
-                            f"down {(d < -1e-9).sum()}")
-            print("\n    ".join(line))
+        sl.print_paired(by, list(variants), "all")
 
 
 def main() -> None:

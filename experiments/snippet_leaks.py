@@ -157,6 +157,23 @@ def _se(d) -> float:
     return float(a.std(ddof=1) / math.sqrt(len(a))) if len(a) > 1 else math.nan
 
 
+def print_paired(by: dict, names: list, ref: str, prefix: str = "") -> None:
+    """Per dataset: each variant's mean word-F1 (P / R), then `ref` minus each other variant, paired by page
+    (mean, SE, pages up and down). `by` maps a dataset to rows of pages x variants x (P, R, F1)."""
+    for ds, rows in sorted(by.items()):
+        a = np.array(rows)
+        line = [f"{prefix}{ds}: {len(rows)} pages"]
+        for j, v in enumerate(names):
+            line.append(f"{v} {a[:, j, 2].mean():.4f} (P {a[:, j, 0].mean():.3f} / R {a[:, j, 1].mean():.3f})")
+        b = a[:, names.index(ref), 2]
+        for j, v in enumerate(names):
+            if v == ref:
+                continue
+            d = b - a[:, j, 2]
+            line.append(f"{ref}-({v}) {d.mean():+.4f} SE {_se(d):.4f} up {(d > 1e-9).sum()} down {(d < -1e-9).sum()}")
+        print("\n    ".join(line))
+
+
 def report(args) -> None:
     """Per set: word P / R / F1 with every rule and without those named (paired); trafeval's halves: snippets
     kept and leaked with and without, and trafilatura's where --peer-cache holds its texts."""
