@@ -142,9 +142,6 @@ def judge(args) -> None:
     and scores); trafeval: must-keep kept / must-drop leaked per half."""
 
     from edrew_scrapy import rules
-    from edrew_scrapy.data.align import word_f1
-    from edrew_scrapy.training.evaluate import reference_text
-    from edrew_scrapy.training.snippets import count_snippets, snippets_of
 
     out = Path(args.out)
     if args.article_words:
@@ -162,36 +159,8 @@ def judge(args) -> None:
 
     for name in args.sets.split(","):
         rec = sl._read(out, name)
-        pages, scores = rec["pages"], rec["scores"]
-        if name == "trafeval":
-            tune, judge_ = sl.halves(pages)
-            for half, idx in (("tuning", tune), ("judging", judge_), ("all", sorted(tune + judge_))):
-                if half not in args.halves:
-                    continue
-                tot = {v: [0, 0] for v in variants}
-                nk = nd = 0
-                for i in idx:
-                    keep, drop = snippets_of(pages[i])
-                    if not keep and not drop:
-                        continue
-                    nk, nd = nk + len(keep), nd + len(drop)
-                    for v in variants:
-                        t = text(rec, pages[i], scores[i], v)
-                        tot[v][0] += count_snippets(t, keep)
-                        tot[v][1] += count_snippets(t, drop)
-                print(f"trafeval {half} ({nk} keep / {nd} drop): " + "; ".join(
-                    f"{v} kept {k} ({k / nk:.3f}) leaked {d} ({d / nd:.3f})" for v, (k, d) in tot.items()))
-            continue
-        by = {}
-        for lp, sc in zip(pages, scores):
-            ref = reference_text(lp)
-            vals = [word_f1(text(rec, lp, sc, v), ref) for v in variants]
-            ds = lp.meta.get("dataset", "") or name
-            by.setdefault(ds, []).append(vals)
-            if ds == "wcxb-dev" and lp.page_type_or_site:
-                by.setdefault(f"{ds}/{lp.page_type_or_site}", []).append(vals)
-        names = list(variants)
-        sl.print_paired(by, names, "branch", prefix=f"{name}:")
+        sl.judge_variants(name, rec, variants, lambda lp, sc, v, rec=rec: text(rec, lp, sc, v), args.halves,
+                          "branch", prefix=f"{name}:")
 
 
 def main() -> None:

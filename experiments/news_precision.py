@@ -224,44 +224,15 @@ def judge(args) -> None:
     """Per set: word P / R / F1 with main's rules (NEW_RULES off), with every rule, and each new rule's paired
     difference (all on minus that one off); trafeval: snippets kept / leaked per half, the same variants."""
 
-    from edrew_scrapy.data.align import word_f1
-    from edrew_scrapy.training.evaluate import reference_text
-    from edrew_scrapy.training.snippets import count_snippets, snippets_of
-
     out = Path(args.out)
     new = tuple(r for r in args.rules.split(",") if r) or NEW_RULES
     variants = {"main": new, "all": ()} | {f"-{r}": (r,) for r in new}
     for name in args.sets.split(","):
         rec = sl._read(out, name)
-        pages, scores = rec["pages"], rec["scores"]
-        if name == "trafeval":
-            tune, judge_ = sl.halves(pages)
-            for half, idx in (("tuning", tune), ("judging", judge_)):
-                if half not in args.halves:
-                    continue
-                tot = {v: [0, 0] for v in variants}
-                nk = nd = 0
-                for i in idx:
-                    keep, drop = snippets_of(pages[i])
-                    if not keep and not drop:
-                        continue
-                    nk, nd = nk + len(keep), nd + len(drop)
-                    for v, off in variants.items():
-                        text = sl.text_of(pages[i], sl.decide(rec, pages[i], scores[i], off))
-                        tot[v][0] += count_snippets(text, keep)
-                        tot[v][1] += count_snippets(text, drop)
-                print(f"trafeval {half} ({nk} keep / {nd} drop): " + "; ".join(
-                    f"{v} kept {k} ({k / nk:.3f}) leaked {d} ({d / nd:.3f})" for v, (k, d) in tot.items()))
-            continue
-        by = {}
-        for lp, sc in zip(pages, scores):
-            ref = reference_text(lp)
-            vals = [word_f1(sl.text_of(lp, sl.decide(rec, lp, sc, off)), ref) for off in variants.values()]
-            ds = lp.meta.get("dataset", "") or name
-            by.setdefault(ds, []).append(vals)
-            if ds == "wcxb-dev" and lp.page_type_or_site:
-                by.setdefault(f"{ds}/{lp.page_type_or_site}", []).append(vals)
-        sl.print_paired(by, list(variants), "all")
+        def text(lp, sc, v, rec=rec):
+            return sl.text_of(lp, sl.decide(rec, lp, sc, variants[v]))
+
+        sl.judge_variants(name, rec, variants, text, args.halves, "all")
 
 
 def main() -> None:

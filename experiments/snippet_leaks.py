@@ -174,6 +174,45 @@ def print_paired(by: dict, names: list, ref: str, prefix: str = "") -> None:
         print("\n    ".join(line))
 
 
+def judge_variants(name: str, rec: dict, variants, text_fn, wanted_halves, ref: str, prefix: str = "") -> None:
+    """One cached set judged under each variant of the rules: `text_fn(lp, scores, v)` is a page's kept text
+    under variant v. trafeval: must-keep snippets kept and must-drop leaked per half named in `wanted_halves`;
+    a labelled set: print_paired's table of word-F1, `ref` against each other variant."""
+    from edrew_scrapy.data.align import word_f1
+    from edrew_scrapy.training.evaluate import reference_text
+    from edrew_scrapy.training.snippets import count_snippets, snippets_of
+
+    pages, scores = rec["pages"], rec["scores"]
+    if name == "trafeval":
+        tune, judge_ = halves(pages)
+        for half, idx in (("tuning", tune), ("judging", judge_), ("all", sorted(tune + judge_))):
+            if half not in wanted_halves:
+                continue
+            tot = {v: [0, 0] for v in variants}
+            nk = nd = 0
+            for i in idx:
+                keep, drop = snippets_of(pages[i])
+                if not keep and not drop:
+                    continue
+                nk, nd = nk + len(keep), nd + len(drop)
+                for v in variants:
+                    t = text_fn(pages[i], scores[i], v)
+                    tot[v][0] += count_snippets(t, keep)
+                    tot[v][1] += count_snippets(t, drop)
+            print(f"trafeval {half} ({nk} keep / {nd} drop): " + "; ".join(
+                f"{v} kept {k} ({k / nk:.3f}) leaked {d} ({d / nd:.3f})" for v, (k, d) in tot.items()))
+        return
+    by = {}
+    for lp, sc in zip(pages, scores):
+        reference = reference_text(lp)
+        vals = [word_f1(text_fn(lp, sc, v), reference) for v in variants]
+        ds = lp.meta.get("dataset", "") or name
+        by.setdefault(ds, []).append(vals)
+        if ds == "wcxb-dev" and lp.page_type_or_site:
+            by.setdefault(f"{ds}/{lp.page_type_or_site}", []).append(vals)
+    print_paired(by, list(variants), ref, prefix)
+
+
 def report(args) -> None:
     """Per set: word P / R / F1 with every rule and without those named (paired); trafeval's halves: snippets
     kept and leaked with and without, and trafilatura's where --peer-cache holds its texts."""
