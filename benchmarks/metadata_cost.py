@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import copy
 import importlib.util
+import inspect
 import statistics
 import subprocess
 import sys
@@ -90,6 +91,11 @@ def main(argv=None) -> int:
     # the revision's page-type features (its classifier's predict), with the same shipped weights, or its own
     # where it computes another version of the features
     other_classifier = (classifier_of_revision(args.against) if other and classifier is not None else classifier)
+    if other_classifier is not classifier and "declared" in inspect.signature(getattr(other, "_page_type",
+                                                                                        lambda c, p: None)).parameters:
+        # REV's metadata imports this checkout's pagetype module (relative imports), whose PageTypeClassifier
+        # its `_page_type` checks for: REV's own classifier class would be handed the page without `declared`
+        other._page_type = lambda types, page, declared: types.predict(page, declared)
     from edrew_scrapy.training.metadata_eval import read_records
 
     records = read_records(args.kind, root, root.name, None, None)[:: args.every][: args.pages]
