@@ -3,10 +3,12 @@
 
 Each page is serialised, scored (extract) and described (metadata.page_metadata with the shipped page-type
 classifier) in turn. The serializer reads the page's declared metadata from its tree (metadata.read_tree,
-as a crawl does): that time is counted as metadata, not as serialising; REV's metadata, where it does not
-use it, parses the page itself. With `--against REV` the metadata.py and pagetype.py of git revision REV are loaded
-beside this checkout's (REV's metadata with REV's page-type features and the same shipped weights, or REV's
-own where its features are of another version) and both
+as a crawl does): that time is counted as metadata, not as serialising. With `--against REV` the metadata.py
+and pagetype.py of git revision REV are loaded beside this checkout's (REV's metadata with REV's page-type
+features and the same shipped weights, or REV's own where its features are of another version). Where REV's
+metadata has a `read_tree` of its own, the serializer's one tree is read by both (in alternating order), each
+revision describes the page with what its own reader read, and each is charged its own reading: the same work
+on both sides. A REV without `read_tree` parses the page itself, as it did. Both
 describe every page twice, A B B A on even pages and B A A B on odd ones; the ratios (this / REV) and how
 many pages get the same fields from both are printed. One warm-up pass first, not counted: it holds one-time
 costs (dateparser, which htmldate's text search loads, takes seconds to initialise; the scorer's caches fill).
@@ -19,7 +21,9 @@ as a new one.
 from __future__ import annotations
 
 import argparse
+import copy
 import importlib.util
+import inspect
 import statistics
 import subprocess
 import sys
@@ -87,50 +91,67 @@ def main(argv=None) -> int:
     # the revision's page-type features (its classifier's predict), with the same shipped weights, or its own
     # where it computes another version of the features
     other_classifier = (classifier_of_revision(args.against) if other and classifier is not None else classifier)
+    if other_classifier is not classifier and "declared" in inspect.signature(getattr(other, "_page_type",
+                                                                                        lambda c, p: None)).parameters:
+        # REV's metadata imports this checkout's pagetype module (relative imports), whose PageTypeClassifier
+        # its `_page_type` checks for: REV's own classifier class would be handed the page without `declared`
+        other._page_type = lambda types, page, declared: types.predict(page, declared)
     from edrew_scrapy.training.metadata_eval import read_records
 
     records = read_records(args.kind, root, root.name, None, None)[:: args.every][: args.pages]
     inputs = [(r.url, read_source(r.source), r.encoding) for r in records]
     ids = records
-    reading = [0.0]
+    reading = {"metadata": 0.0, "against": 0.0}
+    readers = [("metadata", read_tree)] + ([("against", other.read_tree)] if hasattr(other, "read_tree") else [])
+    theirs = [None]
 
     def timed_read_tree(*a):
-        start = time.process_time()
-        try:
-            return read_tree(*a)
-        finally:
-            reading[0] += time.process_time() - start
+        # both revisions read the serializer's one tree, in alternating order; this one's result is the
+        # page's from_tree, REV's is kept for its description
+        read = {}
+        for name, reader in (readers if timed_read_tree.n % 2 == 0 else readers[::-1]):
+            start = time.process_time()
+            try:
+                read[name] = reader(*a)
+            finally:
+                reading[name] += time.process_time() - start
+        theirs[0] = read.get("against")
+        return read["metadata"]
+    timed_read_tree.n = 0
     for run in ("warm-up pass (not counted)", "measured pass"):
         times = {"serialise": [], "extract": [], "metadata": [], "against": []}
         same = 0
         for n, (url, body, encoding) in enumerate(inputs):
-            reading[0] = 0.0
+            reading.update(metadata=0.0, against=0.0)
+            timed_read_tree.n, theirs[0] = n, None
             a = time.process_time()
             page = serialize(body, encoding=encoding, url=url, tree_reader=timed_read_tree)
             b = time.process_time()
             extraction = extract([page], scorer=scorer)[0] if page.nodes else None
             c = time.process_time()
-            times["serialise"].append(b - a - reading[0])
+            times["serialise"].append(b - a - reading["metadata"] - reading["against"])
             times["extract"].append(c - b)
-            order = [("metadata", page_metadata, classifier)] + ([("against", other.page_metadata, other_classifier)]
-                                                                 if other else [])
+            their_page = copy.copy(page)  # the same nodes, with what REV's reader read
+            their_page.from_tree = theirs[0]
+            order = [("metadata", page_metadata, classifier, page)] + (
+                [("against", other.page_metadata, other_classifier, their_page)] if other else [])
             found = {}
-            spent = {name: 0.0 for name, _, _ in order}
+            spent = {name: 0.0 for name, _, _, _ in order}
             # each revision describes the page twice, A B B A on even pages and B A A B on odd ones: the one
             # described first after extract meets colder caches (and the collections the serializer's paused
             # GC left due), which one description a page in alternating order does not cancel where heavy
             # pages fall on one parity
             if other:
                 order = order + order[::-1] if n % 2 == 0 else order[::-1] + order
-            for name, describe, types in order:
+            for name, describe, types, described in order:
                 # htmldate caches each date text's parse (dateparser's included) by the text: without this the
                 # measured pass, and whichever revision goes second, would get the warm-up's parses for free
                 htmldate.extractors.try_date_expr.cache_clear()
                 start = time.process_time()
-                found.setdefault(name, describe(body, page, extraction, types, encoding=encoding, url=url))
+                found.setdefault(name, describe(body, described, extraction, types, encoding=encoding, url=url))
                 spent[name] += time.process_time() - start
             for name, seconds in spent.items():
-                times[name].append(seconds / (2 if other else 1) + (reading[0] if name == "metadata" else 0.0))
+                times[name].append(seconds / (2 if other else 1) + reading[name])
             if other:
                 same += found["metadata"].fields() == found["against"].fields()
         if run.startswith("warm"):

@@ -26,7 +26,7 @@ import math
 import re
 import threading
 from collections import Counter
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from functools import lru_cache
 from html import unescape as html_unescape
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
@@ -47,6 +47,7 @@ MAX_ITEMSCOPES = 2_000         # microdata items on a page (extruct walks each i
 MAX_VALUE_CHARS = 2_000        # one declared value (a description, a name)
 MAX_AUTHORS = 20
 MAX_DEPTH = 8                  # nesting followed in a JSON-LD or microdata item
+MAX_SENT_CHARS = 2_000_000     # a Declared sent from a worker as JSON (declared_to_json)
 MIN_YEAR = 1990
 
 # the keys a page item and `edrew extract` add, in order
@@ -169,6 +170,34 @@ def read_tree(tree, text: str, url: Optional[str] = None) -> Optional[Declared]:
     if len(text) > MAX_HTML_CHARS:
         return None
     return _read_tree(tree, text, url, [])
+
+
+def declared_to_json(declared: Any) -> Optional[str]:
+    """A Declared as a JSON string, for another process (a crawl's worker sends what it read from its tree):
+    a string pickles whatever the nesting of the JSON-LD items, which pickling the objects may refuse. None
+    where it is not a Declared, cannot be written (too deeply nested, not JSON's types) or is over
+    MAX_SENT_CHARS: the other process then parses the page itself."""
+    if not isinstance(declared, Declared):
+        return None
+    try:
+        sent = json.dumps({f.name: getattr(declared, f.name) for f in fields(Declared)}, ensure_ascii=False,
+                          separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return sent if len(sent) <= MAX_SENT_CHARS else None
+
+
+def declared_from_json(sent: Optional[str]) -> Optional[Declared]:
+    """The Declared that declared_to_json wrote, None for None or anything else."""
+    if not isinstance(sent, str):
+        return None
+    try:
+        data = json.loads(sent)
+        declared = Declared(**data)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    declared.skipped = tuple(declared.skipped)
+    return declared
 
 
 def _read_tree(tree, text: str, url: Optional[str], skipped: List[str]) -> Optional[Declared]:

@@ -771,3 +771,51 @@ def test_extruct_reads_the_outermost_items_markup_and_finds_the_items_it_finds_i
     # properties without an item: nothing for extruct to find, lxml does not parse the page
     loose = '<html><body><time itemprop="datePublished" datetime="2023-10-01">1 Oct</time></body></html>'
     assert metadata._microdata_source(LexborHTMLParser(loose), loose) is None
+
+
+MICRODATA_PAGE = """<html><head><title>Kettle | Shop</title></head><body><div itemscope
+itemtype="https://schema.org/Product"><h1 itemprop="name">Steel kettle</h1><span itemprop="brand">Acme</span>
+</div><p>A kettle that boils water quickly and quietly.</p></body></html>"""
+
+
+def _deep_jsonld(depth: int) -> str:
+    inner = '{"a":' * depth + "1" + "}" * depth
+    return (f'<html><head><script type="application/ld+json">{{"@type": "NewsArticle", "headline": "Deep one",'
+            f' "datePublished": "2025-09-04", "x": {inner}}}</script></head><body><h1>Deep</h1>'
+            "<p>Body text of the page.</p></body></html>")
+
+
+@pytest.mark.parametrize("html", [JSONLD, MICRODATA_PAGE, _deep_jsonld(500), _deep_jsonld(900)])
+def test_what_a_worker_read_from_its_tree_travels_as_json_and_gives_the_same_metadata(html):
+    # A crawl's worker sends the page pickled (Page.from_tree left out) and what it read from its tree as
+    # a JSON string: pickle itself refuses JSON-LD nested some 500 deep, which json writes and reads.
+    import pickle
+
+    from edrew_scrapy.metadata import Declared, declared_from_json, declared_to_json, read_tree
+    from edrew_scrapy.pagetype import default_classifier
+
+    classifier = default_classifier()
+    page = serialize(html, url=URL, tree_reader=read_tree)
+    assert isinstance(page.from_tree, Declared)
+    here, sent = pickle.loads(pickle.dumps((page, declared_to_json(page.from_tree))))
+    assert here.from_tree is None and isinstance(sent, str)
+    here.from_tree = declared_from_json(sent)
+    assert here.from_tree == page.from_tree
+    assert (page_metadata(html, here, classifier=classifier, url=URL, today=TODAY)
+            == page_metadata(html, page, classifier=classifier, url=URL, today=TODAY)
+            == page_metadata(html, serialize(html, url=URL), classifier=classifier, url=URL, today=TODAY))
+
+
+def test_what_cannot_travel_as_json_is_none_and_the_page_is_parsed_again(monkeypatch):
+    from edrew_scrapy.metadata import Declared, declared_from_json, declared_to_json, read_tree
+
+    assert declared_to_json(None) is None and declared_to_json({"items": []}) is None
+    assert declared_to_json(Declared(items=[{"@type": "Thing", "x": object()}])) is None  # not JSON's types
+    assert declared_from_json(None) is None and declared_from_json("{broken") is None
+    assert declared_from_json('{"unknown": 1}') is None and declared_from_json("[1, 2]") is None
+    page = serialize(JSONLD, url=URL, tree_reader=read_tree)
+    monkeypatch.setattr(metadata, "MAX_SENT_CHARS", 100)  # over the bound: not sent
+    assert declared_to_json(page.from_tree) is None
+    # where nothing came, page_metadata parses the page itself: the same fields
+    page_without = serialize(JSONLD, url=URL)
+    assert meta_of(JSONLD, page=page_without) == meta_of(JSONLD, page=page)

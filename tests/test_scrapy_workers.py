@@ -78,8 +78,10 @@ def test_workers_export_what_the_crawl_process_exports(serve, tmp_path):
     # The spider's own items, and the Page it read from meta in its callback, are the same too.
     assert by_url(in_process, "own") == by_url(in_workers, "own")
     assert all(item["nodes_seen"] for item in by_url(in_workers, "own").values())
-    # The page metadata (on by default) was read in the crawl process, on its idle thread, not in the worker
+    # The page metadata (on by default) was read in the crawl process, on its idle thread, not in the worker,
+    # from what the worker read in its serializer's tree (no page parsed again here)
     assert stats1.pop("edrew/metadata/read_in_crawl_process") == len(pages1)
+    assert "edrew/metadata/parsed_in_crawl_process" not in stats1
     assert {k: v for k, v in stats0.items()} == {k: v for k, v in stats1.items()}
     # The scorer's caches, reported from the worker as from the crawl process (the same pages fill them)
     for name in ("tokens", "sequences", "texts"):

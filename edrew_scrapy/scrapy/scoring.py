@@ -271,8 +271,11 @@ class ScoringService:
             try:
                 if outcome.page is not None and outcome.error is None and outcome.extraction is not None:
                     outcome.extraction.metadata = await self.pool.run(self.describe, body, outcome.page,
-                                                                      outcome.extraction, encoding, url)
+                                                                      outcome.extraction, encoding, url,
+                                                                      outcome.declared)
                     self.stats.inc("metadata/read_in_crawl_process")
+                    if outcome.page.from_tree is None:  # nothing sent (or unreadable): the page parsed again here
+                        self.stats.inc("metadata/parsed_in_crawl_process")
             finally:
                 self._here -= 1
         if outcome.caches is not None:
@@ -309,10 +312,15 @@ class ScoringService:
         outcomes = await self.processes.run(inputs)
         return outcomes if outcomes is not None else [None] * len(inputs)
 
-    def describe(self, body: bytes, page, extraction, encoding: Optional[str], url: str):
+    def describe(self, body: bytes, page, extraction, encoding: Optional[str], url: str,
+                 declared: Optional[str] = None):
         """The page's metadata, read in this process (on a thread: this one's, or the downloader
-        middleware's when the pages are scored here)."""
-        from ..metadata import page_metadata
+        middleware's when the pages are scored here). `declared`: what a worker read from its tree
+        (metadata.declared_to_json); without it the page is parsed here again (counted)."""
+        from ..metadata import declared_from_json, page_metadata
+
+        if declared is not None:
+            page.from_tree = declared_from_json(declared)
 
         with self._classifier_lock:
             if self._classifier is None:

@@ -39,6 +39,9 @@ class Outcome:
     # Set in the crawl process, never by a worker: the page was sent without its metadata, which the
     # crawl process reads itself (scoring.ScoringService)
     metadata_here: bool = False
+    # Sent instead of the page's metadata: what it declares, read from the serializer's tree
+    # (metadata.declared_to_json; Page.from_tree is not pickled), so that the crawl process parses nothing
+    declared: Optional[str] = None
 
 
 def bootstrap(initializer: Callable[..., None], initargs: tuple) -> None:
@@ -134,19 +137,23 @@ def process(batch: Sequence[PageInput]) -> List[Outcome]:
 
 def _process(batch: Sequence[PageInput]) -> List[Outcome]:
     from ..extract import extract
-    from ..metadata import read_tree
+    from ..metadata import declared_to_json, read_tree
     from ..serializer import serialize
 
     scorer = _scorer()
     threshold = _state.get("threshold")
     outcomes: List[Outcome] = []
     for body, encoding, url, *wanted in batch:
-        # the page's declared metadata read from the serializer's tree, where metadata is wanted
-        reader = read_tree if _state.get("metadata") and (not wanted or wanted[0]) else None
+        # the page's declared metadata read from the serializer's tree: used here, or sent to the crawl
+        # process where it reads the metadata itself
+        reader = read_tree if _state.get("metadata") else None
         try:
-            outcomes.append(Outcome(page=serialize(body, encoding=encoding, url=url, tree_reader=reader)))
+            page = serialize(body, encoding=encoding, url=url, tree_reader=reader)
         except Exception:  # noqa: BLE001 - the serializer should never raise; report it per page
             outcomes.append(Outcome(stage="serialise", error=traceback.format_exc(limit=-8)))
+            continue
+        outcomes.append(Outcome(page=page, declared=declared_to_json(page.from_tree) if wanted and not wanted[0]
+                                else None))
     todo = [o for o in outcomes if o.page is not None and o.page.nodes]
     if not todo:
         return outcomes
