@@ -196,17 +196,9 @@ def cache_threads(args) -> None:
     """The training side of the holdout split (WCXB dev, fundus-news, mozilla-readability) where comment-marked nodes
     hold --share or more of the unsettled words, scored: the pages on which the comments guard can decide anything."""
     from edrew_scrapy import rules
-    from edrew_scrapy.cli import build_parser
-    from edrew_scrapy.commands import evaluate as cmd
     from edrew_scrapy.model.scorer import load_model
 
-    shared = args.shared
-    opts = ["--dataset", f"wcxb-dev=wcxb:{shared}/wcxb-dev", "--dataset", f"fundus-news=simple:{shared}/fundus-news",
-            "--dataset", f"mozilla-readability=simple:{args.mozilla_labels}", "--split", "holdout"]
-    a = build_parser().parse_args(["evaluate", *opts, "--model", "default", "--no-progress"])
-    cmd.resolve_datasets(a)
-    pages = cmd.load_pages(a)
-    [(_s, train, _test)] = cmd.make_splits(pages, a)
+    pages, train = sl.holdout_training_side(args.shared, args.mozilla_labels)
     chosen = []
     for i in train:
         nodes = pages[i].page.nodes

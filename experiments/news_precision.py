@@ -55,17 +55,9 @@ def refresh(args) -> None:
 
 def cache_train(args) -> None:
     """The training side of the holdout split of fundus-news and WCXB dev, evenly spaced, scored."""
-    from edrew_scrapy.cli import build_parser
-    from edrew_scrapy.commands import evaluate as cmd
     from edrew_scrapy.model.scorer import load_model
 
-    shared = args.shared
-    opts = ["--dataset", f"wcxb-dev=wcxb:{shared}/wcxb-dev", "--dataset", f"fundus-news=simple:{shared}/fundus-news",
-            "--dataset", f"mozilla-readability=simple:{args.mozilla_labels}", "--split", "holdout"]
-    a = build_parser().parse_args(["evaluate", *opts, "--model", "default", "--no-progress"])
-    cmd.resolve_datasets(a)
-    pages = cmd.load_pages(a)
-    [(_s, train, _test)] = cmd.make_splits(pages, a)
+    pages, train = sl.holdout_training_side(args.shared, args.mozilla_labels)
     chosen = []
     for ds, n in (("fundus-news", args.fundus), ("wcxb-dev", args.wcxb)):
         side = [i for i in train if pages[i].meta.get("dataset") == ds]

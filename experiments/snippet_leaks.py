@@ -157,6 +157,21 @@ def _se(d) -> float:
     return float(a.std(ddof=1) / math.sqrt(len(a))) if len(a) > 1 else math.nan
 
 
+def holdout_training_side(shared: str, mozilla_labels: str):
+    """WCXB dev, fundus-news and mozilla-readability loaded as `edrew evaluate --split holdout` loads them, and
+    the indices of the split's training side: (pages, train)."""
+    from edrew_scrapy.cli import build_parser
+    from edrew_scrapy.commands import evaluate as cmd
+
+    opts = ["--dataset", f"wcxb-dev=wcxb:{shared}/wcxb-dev", "--dataset", f"fundus-news=simple:{shared}/fundus-news",
+            "--dataset", f"mozilla-readability=simple:{mozilla_labels}", "--split", "holdout"]
+    a = build_parser().parse_args(["evaluate", *opts, "--model", "default", "--no-progress"])
+    cmd.resolve_datasets(a)
+    pages = cmd.load_pages(a)
+    [(_s, train, _test)] = cmd.make_splits(pages, a)
+    return pages, train
+
+
 def print_paired(by: dict, names: list, ref: str, prefix: str = "") -> None:
     """Per dataset: each variant's mean word-F1 (P / R), then `ref` minus each other variant, paired by page
     (mean, SE, pages up and down). `by` maps a dataset to rows of pages x variants x (P, R, F1)."""
