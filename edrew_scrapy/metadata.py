@@ -275,28 +275,28 @@ def _decode(html: HtmlInput, encoding: Optional[str]) -> str:
         return html[:MAX_HTML_CHARS * 4].decode("utf-8", errors="replace")
 
 
-def _codec(encoding: Optional[str]) -> str:
-    """The codec `_decode` reads bytes with: a Content-Type header's ("text/html; charset=latin-1") or a
-    bare label's, else UTF-8."""
+def _codec_name(label: str) -> Optional[str]:
+    """Python's name of the codec `label` names, None for no codec."""
     import codecs
 
-    label = (encoding or "").split("charset=", 1)[-1].split(";")[0].strip(" \"'") or "utf-8"
     try:
         return codecs.lookup(label).name
     except LookupError:
-        return "utf-8"
+        return None
+
+
+def _codec(encoding: Optional[str]) -> str:
+    """The codec `_decode` reads bytes with: a Content-Type header's ("text/html; charset=latin-1") or a
+    bare label's, else UTF-8."""
+    label = (encoding or "").split("charset=", 1)[-1].split(";")[0].strip(" \"'") or "utf-8"
+    return _codec_name(label) or "utf-8"
 
 
 def _same_text(html: HtmlInput, encoding: Optional[str], page) -> bool:
     """Whether the serializer decoded the page as `_decode` does (its tree is then the tree of this text):
     it follows a `<meta charset>` where no encoding is given, which `_decode` does not."""
-    import codecs
-
-    try:
-        codec = codecs.lookup(getattr(page, "encoding", "") or "").name
-    except LookupError:
-        return False
-    return codec == ("utf-8" if isinstance(html, str) else _codec(encoding))
+    codec = _codec_name(getattr(page, "encoding", "") or "")
+    return codec is not None and codec == ("utf-8" if isinstance(html, str) else _codec(encoding))
 
 
 # ---- JSON-LD and microdata -----------------------------------------------------------------------------
