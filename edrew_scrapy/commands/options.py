@@ -17,7 +17,8 @@ DATASET_ENV = {"wcxb": "EDREW_WCXB", "swde": "EDREW_SWDE"}
 NODE_WEIGHTS = ("log", "page-share")
 # --lr-schedule / --train-lr-schedule: training.head_training.LR_SCHEDULES, for the same reason
 LR_SCHEDULES = ("constant", "cosine")
-# --backend: model.base.BACKENDS and DEFAULT_BACKEND, for the same reason (tests/test_model_numpy.py)
+# --backend: model.base.BACKENDS and DEFAULT_BACKEND, named here so that parsing a command line does not import
+# numpy and the model files (~0.3 s; tests/test_model_numpy.py checks that they agree)
 BACKENDS = ("numpy", "native", "allennlp")
 DEFAULT_BACKEND = "numpy"
 

@@ -45,7 +45,9 @@ DEFAULTS = {
 
 ITEM_MODES = ("page", "node")
 COMMENT_MODES = ("field", "text", "none")
-BACKENDS = ("numpy", "native", "allennlp")  # model.base.BACKENDS (tests/test_model_numpy.py)
+# model.base.BACKENDS, named here so that reading the settings does not import numpy and the model files
+# (tests/test_model_numpy.py checks that they agree)
+BACKENDS = ("numpy", "native", "allennlp")
 
 
 @dataclass(frozen=True)
