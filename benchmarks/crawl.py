@@ -25,6 +25,11 @@ otherwise, so that all 16 CONCURRENT_REQUESTS can wait on the one local host:
 
     python benchmarks/crawl.py --html "$EDREW_WCXB/html" --pages 800 --delay-ms 100,300 --rounds 4
 
+With --breakdown each crawl also loads benchmarks/crawl_breakdown.py, a Scrapy extension that prints where
+the crawl process's CPU goes: by thread (the reactor, the worker pool's result and feeder threads, the
+add-on's scoring thread), by step (unpickling the workers' results, metadata read in the crawl process,
+items, feed export) and in the garbage collector, by generation.
+
 Targets: without delay (issue #5), pages/s with the add-on >= 0.5 x without; with --delay-ms (issue #34),
 crawl pages/s >= 0.95 x without; peak RSS <= 1 GB either way.
 """
@@ -230,7 +235,7 @@ def _pss_kb(pid: int) -> int:
 
 
 def crawl(url: str, addon: bool, workdir: Path, workers: int | None = None, per_domain: int | None = None,
-          extra: tuple = (), root: Path = ROOT, name: str = "") -> dict:
+          extra: tuple = (), root: Path = ROOT, name: str = "", breakdown: bool = False) -> dict:
     spider = workdir / "follow.py"
     spider.write_text(SPIDER)
     name = "".join(c if c.isalnum() else "-" for c in name) or ("off" if not addon else f"on-{workers}")
@@ -247,6 +252,10 @@ def crawl(url: str, addon: bool, workdir: Path, workers: int | None = None, per_
         for setting in extra:
             cmd += ["-s", setting]
     env = dict(os.environ, PYTHONPATH=str(root))
+    split = workdir / f"breakdown-{name}.json"
+    if breakdown:  # this checkout's extension, whichever checkout crawls: the same steps measured the same way
+        cmd += ["-s", 'EXTENSIONS={"crawl_breakdown.Breakdown": 0}']
+        env.update(PYTHONPATH=os.pathsep.join([str(root), str(ROOT / "benchmarks")]), EDREW_BREAKDOWN_OUT=str(split))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     log = workdir / "crawl.log"
     t0 = time.perf_counter()
@@ -278,7 +287,8 @@ def crawl(url: str, addon: bool, workdir: Path, workers: int | None = None, per_
             "peak_rss_mb": sum(hwm_kb.values()) / 1024, "tree_rss_mb": tree_kb / 1024, "tree_pss_mb": pss_kb / 1024,
             "processes": len(hwm_kb), "each_mb": "+".join(f"{kb / 1024:.0f}" for kb in hwm_kb.values()),
             "pages": pages,
-            "edrew_items": sum(1 for it in items if "status" not in it)}
+            "edrew_items": sum(1 for it in items if "status" not in it),
+            "breakdown": json.loads(split.read_text()) if breakdown else None}
 
 
 def _delays(n: int, spec: str | None, seed: int) -> list | None:
@@ -318,6 +328,10 @@ def main() -> int:
                     help="one more add-on crawl a round, named NAME, with these settings (e.g. "
                          "no-metadata:EDREW_METADATA=False); repeatable")
     ap.add_argument("--json", type=Path, default=None, help="write every reading to this file")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also print where each crawl process's CPU goes: by thread, by step (unpickling the "
+                         "workers' results, metadata, items, feed export) and in the garbage collector "
+                         "(benchmarks/crawl_breakdown.py)")
     ap.add_argument("--baseline", action="append", default=[], metavar="[NAME=]DIR",
                     help="also crawl with the add-on of another checkout (e.g. a `git worktree` of main), "
                          "in the same rounds: the code before a change against the code after; repeatable "
@@ -351,7 +365,7 @@ def main() -> int:
             order = runs[k:] + runs[:k]
             results = {}
             for name, w, root, settings in order:
-                r = crawl(url, name != "plain", Path(tmp), w, per_domain, settings, root, name)
+                r = crawl(url, name != "plain", Path(tmp), w, per_domain, settings, root, name, args.breakdown)
                 results[name] = r
                 print(f"round {rnd + 1}: {name} done: {r['pages']} pages, {r['edrew_items']} EDREW items "
                       f"in {r['wall']:.1f} s (load {os.getloadavg()[0]:.1f})", flush=True)
@@ -392,6 +406,17 @@ def main() -> int:
               f"{' + '.join(_busy_text(busy[k], queued.get('queued:' + k, 0)) for k in kids) or '-'}; "
               f"all {sum(busy.values()):.2f}  | CPU ms a page: crawl process "
               f"{ms * (sum(busy.values()) - sum(children)):.1f}, children {ms * sum(children):.1f}")
+    if args.breakdown:
+        print("\nthe crawl process's CPU ms a response (spider opened to closed), by thread; by step, in thread CPU "
+              "time, each with the collections it triggered; and in the garbage collector by generation (runs):")
+        for rnd, name, r, _ in readings:
+            b = r["breakdown"]
+            threads = ", ".join(f"{k} {v:.1f}" for k, v in sorted(b["threads"].items(), key=lambda kv: -kv[1]))
+            steps = ", ".join(f"{k} {v:.2f}" for k, v in b["steps"].items() if not k.startswith("gc "))
+            collections = ", ".join(f"{k[3:]} {b['steps'][k]:.2f} ({b['calls'][k]})" for k in sorted(b["steps"])
+                                    if k.startswith("gc "))
+            print(f"{rnd:<6}{name:<16} all {sum(b['threads'].values()):.1f}: {threads} | {steps or '-'} | "
+                  f"gc {collections or '-'}")
     # With the network's delay the crawl is long-lived and its start-up (the model load) is a one-off:
     # the crawl ratio is the target there; without delay, the whole process's, as issue #5 set it.
     target, key = (0.95, 1) if delays else (0.5, 0)
