@@ -212,20 +212,59 @@ def _read_tree(tree, text: str, url: Optional[str], skipped: List[str]) -> Optio
     title = tree.css_first("title")
     if title is not None:
         declared.title = _clean(title.text())
-    declared.items.extend(_jsonld_items(tree, skipped))
-    source = _microdata_source(tree, text) if _needs_microdata(declared.items) and _microdata_could_add(tree) else None
+    found = _Selected(tree)
+    declared.items.extend(_jsonld_items(tree, skipped, found.jsonld))
+    source = (_microdata_source(tree, text, found.items, found.itemref) if found.items
+              and _needs_microdata(declared.items) and _microdata_could_add(tree, found.itemtypes) else None)
     if source is not None:
         declared.items.extend(_microdata_items(source, url, skipped))
     try:
         declared.og = _opengraph(tree)
     except Exception:  # noqa: BLE001 - a hostile prefix attribute
         skipped.append("opengraph")
-    declared.meta = _meta(tree)
+    declared.meta = _meta(tree, found.meta)
     declared.bylines = _bylines(tree)
     declared.posters = _posters(tree)
-    declared.headings = [_clean(h.text()) for h in tree.css("h1")[:5]]
+    declared.headings = [_clean(h.text()) for h in found.h1[:5]]
     declared.skipped = tuple(skipped)
     return declared
+
+
+# the elements read by their tag or an attribute's presence, selected in one walk of lexbor's tree: a walk
+# costs about what the tree's size costs, whatever these simple selectors, so one walk for all of them costs
+# what one of them did (the bylines' and posters' substring selectors cost a walk each whatever the grouping)
+_SIMPLE = 'meta, h1, script[type="application/ld+json"], [itemscope], [itemtype], [itemref]'
+
+
+class _Selected:
+    """The `<meta>`s, `<h1>`s, JSON-LD `<script>`s, microdata items (`itemscope`), typed elements (`itemtype`)
+    of a tree, each in document order as its own selector gives it, and whether an element has `itemref`.
+    Sorted from _SIMPLE's one walk: lexbor lists an element once for each selector it matches."""
+
+    __slots__ = ("meta", "h1", "jsonld", "items", "itemtypes", "itemref")
+
+    def __init__(self, tree):
+        self.meta, self.h1, self.jsonld, self.items, self.itemtypes = [], [], [], [], []
+        self.itemref = False
+        last = None
+        for el in tree.css(_SIMPLE):
+            if el.mem_id == last:  # the same element again, for the next selector it matches
+                continue
+            last = el.mem_id
+            tag, attrs = el.tag, el.attributes
+            if tag == "meta":
+                self.meta.append(el)
+            elif tag == "h1":
+                self.h1.append(el)
+            # lexbor matches the `type` attribute's value without regard to case, as HTML says of `type`
+            elif tag == "script" and (attrs.get("type") or "").lower() == "application/ld+json":
+                self.jsonld.append(el)
+            if "itemscope" in attrs:
+                self.items.append(el)
+            if "itemtype" in attrs:
+                self.itemtypes.append(el)
+            if "itemref" in attrs:
+                self.itemref = True
 
 
 _BODY_TAG = re.compile(r"<body[\s>/]", re.I)
@@ -301,9 +340,10 @@ def _same_text(html: HtmlInput, encoding: Optional[str], page) -> bool:
 
 # ---- JSON-LD and microdata -----------------------------------------------------------------------------
 
-def _jsonld_items(tree, skipped: List[str]) -> List[Dict[str, Any]]:
+def _jsonld_items(tree, skipped: List[str], scripts: Optional[list] = None) -> List[Dict[str, Any]]:
+    """The JSON-LD items of the tree's `<script type="application/ld+json">` (`scripts`, where selected)."""
     items: List[Dict[str, Any]] = []
-    for script in tree.css('script[type="application/ld+json"]'):
+    for script in tree.css('script[type="application/ld+json"]') if scripts is None else scripts:
         source = script.text() or ""
         if len(source) > MAX_JSONLD_CHARS:
             skipped.append("jsonld-too-large")
@@ -404,15 +444,16 @@ _ANY_ITEM_SELECTOR = ", ".join(f"[itemprop~={name}]" for name in _ANY_ITEM_PROPS
 _SITE_TYPES = frozenset({"website", "organization", "newsmediaorganization", "corporation"})
 
 
-def _microdata_could_add(tree) -> bool:
+def _microdata_could_add(tree, typed: Optional[list] = None) -> bool:
     """Whether extruct's microdata items could change a field, read from lexbor's tree without lxml's
     parse: an item typed as one whose properties describe() reads (an article, a product, a web page, the
     site, ...) or, on an item of any type, a property read from every item (a date, the language, the
-    publisher). Breadcrumbs, offers, ratings and the like alone change nothing."""
+    publisher). Breadcrumbs, offers, ratings and the like alone change nothing. `typed`: the elements with
+    `itemtype`, where selected."""
     try:
         if tree.css_first(_ANY_ITEM_SELECTOR) is not None:
             return True
-        for el in tree.css("[itemtype]"):
+        for el in tree.css("[itemtype]") if typed is None else typed:
             names = set(type_names({"@type": (el.attributes.get("itemtype") or "").split()}))
             if names & (_PRIMARY | _PAGE | _SITE_TYPES):
                 return True
@@ -421,16 +462,19 @@ def _microdata_could_add(tree) -> bool:
     return False
 
 
-def _microdata_source(tree, text: str) -> Optional[str]:
+def _microdata_source(tree, text: str, items: Optional[list] = None, itemref: Optional[bool] = None) -> Optional[str]:
     """What extruct's microdata reader gets: the markup of the outermost items (elements with `itemscope`
     inside none), serialised from lexbor's tree, where they are not the whole page (`<html>` or `<body>` an
     item) and no item refers to others by id (`itemref`); else the page; None for a page without items.
-    lxml's parse and extruct's walk then cost the items' size, not the page's."""
+    lxml's parse and extruct's walk then cost the items' size, not the page's. `items` (the elements with
+    `itemscope`) and `itemref` (whether an element has one): where selected."""
     try:
-        items = tree.css("[itemscope]")
+        items = tree.css("[itemscope]") if items is None else items
         if not items:
             return None
-        if len(items) > MAX_ITEMSCOPES or tree.css_first("[itemref]") is not None:
+        if itemref is None:
+            itemref = tree.css_first("[itemref]") is not None
+        if len(items) > MAX_ITEMSCOPES or itemref:
             return text
         inner = {el.mem_id for el in tree.css("[itemscope] [itemscope]")}
         outer = [el for el in items if el.mem_id not in inner]
@@ -576,9 +620,10 @@ def _opengraph(tree) -> Dict[str, str]:
     return out
 
 
-def _meta(tree) -> Dict[str, str]:
+def _meta(tree, metas: Optional[list] = None) -> Dict[str, str]:
+    """Each `<meta>`'s name (property, itemprop, http-equiv) -> its first content (`metas`: where selected)."""
     out: Dict[str, str] = {}
-    for el in tree.css("meta"):
+    for el in tree.css("meta") if metas is None else metas:
         a = el.attributes
         key = a.get("name") or a.get("property") or a.get("itemprop") or a.get("http-equiv")
         value = a.get("content")
