@@ -109,9 +109,10 @@ def read_declared(html: HtmlInput, *, encoding: Optional[str] = None, url: Optio
 
 
 def _date_from_page(declared: Declared, text: Union[str, Callable[[], str]], url: Optional[str],
-                    today: Optional[_dt.date], extensive: bool) -> None:
-    """The publication date when the markup declares none: one in the URL, else htmldate's (`text`: the
-    page's text, or what gives it, called only when htmldate reads it)."""
+                    today: Optional[_dt.date], extensive: bool, after: Optional[int] = None) -> None:
+    """The publication date when the markup declares none: one in the URL, else htmldate's on the markup
+    up to `after` characters below the first `<h1>` (None: DATE_REGION_AFTER; `text`: the page's text, or
+    what gives it, called only when htmldate reads it)."""
     if _declared_date(declared, today):
         return
     try:
@@ -119,7 +120,8 @@ def _date_from_page(declared: Declared, text: Union[str, Callable[[], str]], url
         declared.date_published = _url_date(url, today)
         if declared.date_published is None:
             page_text = text() if callable(text) else text
-            declared.date_published = _htmldate(_date_region(page_text), url, today, extensive, language)
+            region = _date_region(page_text, DATE_REGION_AFTER if after is None else after)
+            declared.date_published = _htmldate(region, url, today, extensive, language)
     except Exception:  # noqa: BLE001 - htmldate's parsers on hostile text
         declared.skipped += ("date",)
 
@@ -281,13 +283,19 @@ def _body_start(text: str) -> int:
 # below it are mostly other pages' and comments' (docs/metadata.md)
 DATE_REGION_BEFORE = 3_000
 DATE_REGION_AFTER = 80_000
+# on a page the classifier calls, at UNSEARCHED_REGION_PROBABILITY or more, one whose text htmldate does not
+# search (a listing, documentation, a service page: its markup rules alone) this much after the <h1>: such a
+# page shows its own day at its heading, the days further down are its entries', changes' and posts'; less
+# sure, the page may be an article (docs/metadata.md)
+DATE_REGION_AFTER_UNSEARCHED = 10_000
+UNSEARCHED_REGION_PROBABILITY = 0.5
 _H1_TAG = re.compile(r"<h1[\s>/]", re.I)
 _HEAD_END = re.compile(r"</head\s*>", re.I)
 
 
-def _date_region(text: str) -> str:
+def _date_region(text: str, after: int = DATE_REGION_AFTER) -> str:
     """The part of a page htmldate reads: what precedes `<body>` (else `</head>`'s end), then from a tag
-    at most DATE_REGION_BEFORE characters before the first `<h1>` to DATE_REGION_AFTER after it."""
+    at most DATE_REGION_BEFORE characters before the first `<h1>` to `after` characters after it."""
     body = _body_start(text)
     if not body:
         head_end = _HEAD_END.search(text)
@@ -298,7 +306,7 @@ def _date_region(text: str) -> str:
     if start > body:  # from a tag on, not from inside one's attributes or a script
         tag = text.find("<", start, at)
         start = tag if tag >= 0 else at
-    end = at + DATE_REGION_AFTER
+    end = at + after
     if start <= body and end >= len(text):
         return text
     return text[:body] + text[start:end]
@@ -1104,11 +1112,14 @@ def page_metadata(html: HtmlInput, page=None, extraction=None, classifier=None, 
             declared, text = _read(html, encoding, url, getattr(page, "too_deep", None) if built else None)
         page_type = (_page_type(classifier, page, declared) if classifier is not None and page is not None
                      else (None, None))
-        kind = page_type[0]
+        kind, probability = page_type
         if text is not None and kind not in UNDATED_TYPES:
             # htmldate finds a date on most pages, dated or not: its search of the text only on articles
             # and forum threads, and on products and collections none of it (docs/metadata.md)
-            _date_from_page(declared, text, url, today, kind in DATE_SEARCH_TYPES)
+            searched = kind in DATE_SEARCH_TYPES
+            after = (DATE_REGION_AFTER_UNSEARCHED if kind is not None and not searched
+                     and (probability or 0.0) >= UNSEARCHED_REGION_PROBABILITY else DATE_REGION_AFTER)
+            _date_from_page(declared, text, url, today, searched, after)
         elif text is not None and not _declared_date(declared, today):
             declared.date_published = _url_date(url, today)
         result = describe(declared, page, extraction, None, url=url, today=today, page_type=page_type[0])
