@@ -109,9 +109,10 @@ def read_declared(html: HtmlInput, *, encoding: Optional[str] = None, url: Optio
 
 
 def _date_from_page(declared: Declared, text: Union[str, Callable[[], str]], url: Optional[str],
-                    today: Optional[_dt.date], extensive: bool) -> None:
-    """The publication date when the markup declares none: one in the URL, else htmldate's (`text`: the
-    page's text, or what gives it, called only when htmldate reads it)."""
+                    today: Optional[_dt.date], extensive: bool, after: Optional[int] = None) -> None:
+    """The publication date when the markup declares none: one in the URL, else htmldate's on the markup
+    up to `after` characters below the first `<h1>` (None: DATE_REGION_AFTER; `text`: the page's text, or
+    what gives it, called only when htmldate reads it)."""
     if _declared_date(declared, today):
         return
     try:
@@ -119,7 +120,8 @@ def _date_from_page(declared: Declared, text: Union[str, Callable[[], str]], url
         declared.date_published = _url_date(url, today)
         if declared.date_published is None:
             page_text = text() if callable(text) else text
-            declared.date_published = _htmldate(_date_region(page_text), url, today, extensive, language)
+            region = _date_region(page_text, DATE_REGION_AFTER if after is None else after)
+            declared.date_published = _htmldate(region, url, today, extensive, language)
     except Exception:  # noqa: BLE001 - htmldate's parsers on hostile text
         declared.skipped += ("date",)
 
@@ -212,20 +214,59 @@ def _read_tree(tree, text: str, url: Optional[str], skipped: List[str]) -> Optio
     title = tree.css_first("title")
     if title is not None:
         declared.title = _clean(title.text())
-    declared.items.extend(_jsonld_items(tree, skipped))
-    source = _microdata_source(tree, text) if _needs_microdata(declared.items) and _microdata_could_add(tree) else None
+    found = _Selected(tree)
+    declared.items.extend(_jsonld_items(tree, skipped, found.jsonld))
+    source = (_microdata_source(tree, text, found.items, found.itemref) if found.items
+              and _needs_microdata(declared.items) and _microdata_could_add(tree, found.itemtypes) else None)
     if source is not None:
         declared.items.extend(_microdata_items(source, url, skipped))
     try:
         declared.og = _opengraph(tree)
     except Exception:  # noqa: BLE001 - a hostile prefix attribute
         skipped.append("opengraph")
-    declared.meta = _meta(tree)
+    declared.meta = _meta(tree, found.meta)
     declared.bylines = _bylines(tree)
     declared.posters = _posters(tree)
-    declared.headings = [_clean(h.text()) for h in tree.css("h1")[:5]]
+    declared.headings = [_clean(h.text()) for h in found.h1[:5]]
     declared.skipped = tuple(skipped)
     return declared
+
+
+# the elements read by their tag or an attribute's presence, selected in one walk of lexbor's tree: a walk
+# costs about what the tree's size costs, whatever these simple selectors, so one walk for all of them costs
+# what one of them did (the bylines' and posters' substring selectors cost a walk each whatever the grouping)
+_SIMPLE = 'meta, h1, script[type="application/ld+json"], [itemscope], [itemtype], [itemref]'
+
+
+class _Selected:
+    """The `<meta>`s, `<h1>`s, JSON-LD `<script>`s, microdata items (`itemscope`), typed elements (`itemtype`)
+    of a tree, each in document order as its own selector gives it, and whether an element has `itemref`.
+    Sorted from _SIMPLE's one walk: lexbor lists an element once for each selector it matches."""
+
+    __slots__ = ("meta", "h1", "jsonld", "items", "itemtypes", "itemref")
+
+    def __init__(self, tree):
+        self.meta, self.h1, self.jsonld, self.items, self.itemtypes = [], [], [], [], []
+        self.itemref = False
+        last = None
+        for el in tree.css(_SIMPLE):
+            if el.mem_id == last:  # the same element again, for the next selector it matches
+                continue
+            last = el.mem_id
+            tag, attrs = el.tag, el.attributes
+            if tag == "meta":
+                self.meta.append(el)
+            elif tag == "h1":
+                self.h1.append(el)
+            # lexbor matches the `type` attribute's value without regard to case, as HTML says of `type`
+            elif tag == "script" and (attrs.get("type") or "").lower() == "application/ld+json":
+                self.jsonld.append(el)
+            if "itemscope" in attrs:
+                self.items.append(el)
+            if "itemtype" in attrs:
+                self.itemtypes.append(el)
+            if "itemref" in attrs:
+                self.itemref = True
 
 
 _BODY_TAG = re.compile(r"<body[\s>/]", re.I)
@@ -242,13 +283,19 @@ def _body_start(text: str) -> int:
 # below it are mostly other pages' and comments' (docs/metadata.md)
 DATE_REGION_BEFORE = 3_000
 DATE_REGION_AFTER = 80_000
+# on a page the classifier calls, at UNSEARCHED_REGION_PROBABILITY or more, one whose text htmldate does not
+# search (a listing, documentation, a service page: its markup rules alone) this much after the <h1>: such a
+# page shows its own day at its heading, the days further down are its entries', changes' and posts'; less
+# sure, the page may be an article (docs/metadata.md)
+DATE_REGION_AFTER_UNSEARCHED = 10_000
+UNSEARCHED_REGION_PROBABILITY = 0.5
 _H1_TAG = re.compile(r"<h1[\s>/]", re.I)
 _HEAD_END = re.compile(r"</head\s*>", re.I)
 
 
-def _date_region(text: str) -> str:
+def _date_region(text: str, after: int = DATE_REGION_AFTER) -> str:
     """The part of a page htmldate reads: what precedes `<body>` (else `</head>`'s end), then from a tag
-    at most DATE_REGION_BEFORE characters before the first `<h1>` to DATE_REGION_AFTER after it."""
+    at most DATE_REGION_BEFORE characters before the first `<h1>` to `after` characters after it."""
     body = _body_start(text)
     if not body:
         head_end = _HEAD_END.search(text)
@@ -259,7 +306,7 @@ def _date_region(text: str) -> str:
     if start > body:  # from a tag on, not from inside one's attributes or a script
         tag = text.find("<", start, at)
         start = tag if tag >= 0 else at
-    end = at + DATE_REGION_AFTER
+    end = at + after
     if start <= body and end >= len(text):
         return text
     return text[:body] + text[start:end]
@@ -301,9 +348,10 @@ def _same_text(html: HtmlInput, encoding: Optional[str], page) -> bool:
 
 # ---- JSON-LD and microdata -----------------------------------------------------------------------------
 
-def _jsonld_items(tree, skipped: List[str]) -> List[Dict[str, Any]]:
+def _jsonld_items(tree, skipped: List[str], scripts: Optional[list] = None) -> List[Dict[str, Any]]:
+    """The JSON-LD items of the tree's `<script type="application/ld+json">` (`scripts`, where selected)."""
     items: List[Dict[str, Any]] = []
-    for script in tree.css('script[type="application/ld+json"]'):
+    for script in tree.css('script[type="application/ld+json"]') if scripts is None else scripts:
         source = script.text() or ""
         if len(source) > MAX_JSONLD_CHARS:
             skipped.append("jsonld-too-large")
@@ -404,15 +452,16 @@ _ANY_ITEM_SELECTOR = ", ".join(f"[itemprop~={name}]" for name in _ANY_ITEM_PROPS
 _SITE_TYPES = frozenset({"website", "organization", "newsmediaorganization", "corporation"})
 
 
-def _microdata_could_add(tree) -> bool:
+def _microdata_could_add(tree, typed: Optional[list] = None) -> bool:
     """Whether extruct's microdata items could change a field, read from lexbor's tree without lxml's
     parse: an item typed as one whose properties describe() reads (an article, a product, a web page, the
     site, ...) or, on an item of any type, a property read from every item (a date, the language, the
-    publisher). Breadcrumbs, offers, ratings and the like alone change nothing."""
+    publisher). Breadcrumbs, offers, ratings and the like alone change nothing. `typed`: the elements with
+    `itemtype`, where selected."""
     try:
         if tree.css_first(_ANY_ITEM_SELECTOR) is not None:
             return True
-        for el in tree.css("[itemtype]"):
+        for el in tree.css("[itemtype]") if typed is None else typed:
             names = set(type_names({"@type": (el.attributes.get("itemtype") or "").split()}))
             if names & (_PRIMARY | _PAGE | _SITE_TYPES):
                 return True
@@ -421,16 +470,19 @@ def _microdata_could_add(tree) -> bool:
     return False
 
 
-def _microdata_source(tree, text: str) -> Optional[str]:
+def _microdata_source(tree, text: str, items: Optional[list] = None, itemref: Optional[bool] = None) -> Optional[str]:
     """What extruct's microdata reader gets: the markup of the outermost items (elements with `itemscope`
     inside none), serialised from lexbor's tree, where they are not the whole page (`<html>` or `<body>` an
     item) and no item refers to others by id (`itemref`); else the page; None for a page without items.
-    lxml's parse and extruct's walk then cost the items' size, not the page's."""
+    lxml's parse and extruct's walk then cost the items' size, not the page's. `items` (the elements with
+    `itemscope`) and `itemref` (whether an element has one): where selected."""
     try:
-        items = tree.css("[itemscope]")
+        items = tree.css("[itemscope]") if items is None else items
         if not items:
             return None
-        if len(items) > MAX_ITEMSCOPES or tree.css_first("[itemref]") is not None:
+        if itemref is None:
+            itemref = tree.css_first("[itemref]") is not None
+        if len(items) > MAX_ITEMSCOPES or itemref:
             return text
         inner = {el.mem_id for el in tree.css("[itemscope] [itemscope]")}
         outer = [el for el in items if el.mem_id not in inner]
@@ -576,9 +628,10 @@ def _opengraph(tree) -> Dict[str, str]:
     return out
 
 
-def _meta(tree) -> Dict[str, str]:
+def _meta(tree, metas: Optional[list] = None) -> Dict[str, str]:
+    """Each `<meta>`'s name (property, itemprop, http-equiv) -> its first content (`metas`: where selected)."""
     out: Dict[str, str] = {}
-    for el in tree.css("meta"):
+    for el in tree.css("meta") if metas is None else metas:
         a = el.attributes
         key = a.get("name") or a.get("property") or a.get("itemprop") or a.get("http-equiv")
         value = a.get("content")
@@ -1059,11 +1112,14 @@ def page_metadata(html: HtmlInput, page=None, extraction=None, classifier=None, 
             declared, text = _read(html, encoding, url, getattr(page, "too_deep", None) if built else None)
         page_type = (_page_type(classifier, page, declared) if classifier is not None and page is not None
                      else (None, None))
-        kind = page_type[0]
+        kind, probability = page_type
         if text is not None and kind not in UNDATED_TYPES:
             # htmldate finds a date on most pages, dated or not: its search of the text only on articles
             # and forum threads, and on products and collections none of it (docs/metadata.md)
-            _date_from_page(declared, text, url, today, kind in DATE_SEARCH_TYPES)
+            searched = kind in DATE_SEARCH_TYPES
+            after = (DATE_REGION_AFTER_UNSEARCHED if kind is not None and not searched
+                     and (probability or 0.0) >= UNSEARCHED_REGION_PROBABILITY else DATE_REGION_AFTER)
+            _date_from_page(declared, text, url, today, searched, after)
         elif text is not None and not _declared_date(declared, today):
             declared.date_published = _url_date(url, today)
         result = describe(declared, page, extraction, None, url=url, today=today, page_type=page_type[0])

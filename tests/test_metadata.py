@@ -659,6 +659,27 @@ def test_htmldate_reads_the_head_and_the_markup_around_the_first_heading_only():
     assert "Posted" not in metadata._date_region(bare)
 
 
+def test_htmldate_reads_less_below_the_heading_of_a_page_whose_text_it_does_not_search():
+    class Typed:
+        def __init__(self, kind, probability=0.9):
+            self.kind, self.probability = kind, probability
+
+        def predict(self, page):
+            return self.kind, self.probability
+
+    filler = "<p>The guide explains each setting of the tool in the order the menu lists them.</p>" * 300  # ~26,000
+    day = '<p>Updated <time datetime="2024-02-03">Feb. 3, 2024</time></p>'
+    head = '<html lang="en"><head><title>Settings</title></head><body><h1>Settings</h1>'
+    near, far = head + day + filler + "</body></html>", head + filler + day + "</body></html>"
+    # an article's region reaches further, and so does that of a page the classifier is less sure of
+    for html, typed, expected in ((near, Typed("documentation"), "2024-02-03"), (far, Typed("documentation"), None),
+                                  (far, Typed("article"), "2024-02-03"), (far, Typed("service", 0.4), "2024-02-03")):
+        page = serialize(html, url="https://docs.example/settings")
+        assert page_metadata(html, page, None, typed, url=page.url, today=TODAY).date_published == expected
+    region = metadata._date_region(far, metadata.DATE_REGION_AFTER_UNSEARCHED)
+    assert "Feb. 3, 2024" not in region and "Feb. 3, 2024" in metadata._date_region(far)
+
+
 # ---- the serializer's tree, read once ------------------------------------------------------------------
 
 class _Typed:
