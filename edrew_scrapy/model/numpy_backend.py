@@ -17,6 +17,7 @@ sigmoids as 1 / (1 + exp(-x)) instead (NumpyHead._context_weights).
 """
 from __future__ import annotations
 
+from itertools import chain
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -539,11 +540,14 @@ class NumpyScorer(base.ScorerBase):
 
     def _pool_words(self, word_lists: List[List[str]]) -> np.ndarray:
         """(len(word_lists), 2 * dim): [mean, max] of each list's character-CNN vectors (lists non-empty)."""
-        position: Dict[str, int] = {}
-        flat = [position.setdefault(w, len(position)) for ws in word_lists for w in ws]
-        lengths = index_array([len(ws) for ws in word_lists])
+        # each word's number among the distinct words, through C-level loops (as trieplan.token_ids)
+        words = list(chain.from_iterable(word_lists))
+        vocab = list(dict.fromkeys(words))
+        index = {w: i for i, w in enumerate(vocab)}
+        flat = np.fromiter(map(index.__getitem__, words), dtype=np.int64, count=len(words))
+        lengths = np.fromiter(map(len, word_lists), dtype=np.int64, count=len(word_lists))
         order, counts, _, at = _position_major(lengths)
-        rows = self.token_vectors(list(position)).take(index_array(flat).take(at), axis=0)
+        rows = self.token_vectors(vocab).take(flat.take(at), axis=0)
         mean = _reduce_by_position(rows, order, counts, np.add)
         mean /= lengths[:, None].astype(F32)
         return np.concatenate([mean, _reduce_by_position(rows, order, counts, np.maximum)], axis=1)
