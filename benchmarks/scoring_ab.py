@@ -1,6 +1,7 @@
 """First-sight scoring of a git ref against the working tree's: the CPU-time ratio, and whether the scores agree.
 
     python benchmarks/scoring_ab.py --pages "$EDREW_WCXB/html" [--ref main] [--limit 100] [--rounds 6] [--batch 1]
+                                    [--backend numpy]
     python benchmarks/scoring_ab.py --pages "$EDREW_WCXB/html" --backends native,numpy [--limit 100] [--rounds 6]
 
 For work on the scorer (edrew_scrapy/model, the skip of settled nodes) that should make scoring cheaper:
@@ -16,7 +17,8 @@ difference between the two packages' scores (0 when the change leaves the arithm
 `--backends A,B` compares two backends of the working tree instead (e.g. native, PyTorch, against numpy):
 the same rounds, each backend in a fresh process on one core with one intra-op thread, and each run's
 peak RSS (the process that loaded the model and scored: with numpy it never imports torch). Without it,
-both sides run the PyTorch scorer (`edrew_scrapy.model.scorer.load_model`), as every ref has one.
+both sides run the PyTorch scorer (`edrew_scrapy.model.scorer.load_model`), as every ref has one, or with
+`--backend NAME` that backend of each package (`edrew_scrapy.model.base.load_model`, in refs that have it).
 """
 from __future__ import annotations
 
@@ -89,7 +91,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--batch", type=int, default=1, help="pages a score call (1: as `edrew extract` runs a file)")
     ap.add_argument("--backends", help="A,B: two backends of the working tree (e.g. native,numpy) instead of a ref")
-    ap.add_argument("--backend", help=argparse.SUPPRESS)  # the child's
+    ap.add_argument("--backend", help="the backend both packages score with (e.g. numpy; a ref's own "
+                    "edrew_scrapy.model.base.load_model); default: the PyTorch scorer")
     ap.add_argument("--child", help=argparse.SUPPRESS)  # a pickle of the pages: run once, in this process
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -113,6 +116,8 @@ def main() -> int:
     backends = args.backends.split(",") if args.backends else None
     if backends is not None and len(backends) != 2:
         ap.error("--backends takes two backends, e.g. native,numpy")
+    if backends and args.backend:
+        ap.error("--backend is for a ref against the working tree; --backends names both sides' backends")
     with tempfile.TemporaryDirectory(prefix="scoring-ab-") as tmp:
         if backends:
             sides = {name: ROOT for name in backends}
@@ -133,7 +138,9 @@ def main() -> int:
             for name in order:
                 env = dict(os.environ, PYTHONPATH=str(sides[name]))
                 command = [sys.executable, __file__, "--child", str(pickled), "--out", str(outs[name]),
-                           "--batch", str(args.batch)] + (["--backend", name] if backends else [])
+                           "--batch", str(args.batch)]
+                if backends or args.backend:
+                    command += ["--backend", name if backends else args.backend]
                 run = subprocess.run(command, env=env, capture_output=True, text=True)
                 if run.returncode:
                     raise SystemExit(f"the run of {name} failed:\n{run.stderr[-3000:]}")

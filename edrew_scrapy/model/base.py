@@ -120,36 +120,39 @@ class ScorerBase:
         results: List[np.ndarray] = []
         with self._lock, self._inference():
             kept: List[List[int]] = []
+            scored_nodes: List[Node] = []  # the nodes scored, page after page
             tokens: Dict[str, List[str]] = {}
             for page in pages:
                 at = list(range(len(page.nodes))) if skip is None else [
                     i for i, node in enumerate(page.nodes) if not skip(node)]
                 kept.append(at)
-                nodes = page.nodes
-                for i in at:
-                    node = nodes[i]
+                nodes = page.nodes if len(at) == len(page.nodes) else [page.nodes[i] for i in at]
+                scored_nodes += nodes
+                for node in nodes:
                     if node.retps not in tokens:
                         tokens[node.retps] = retps_tokens(node)
-            # one biLM pass over the batch's distinct sequences that the cache does not hold (a page on
-            # its own gets that from its own lookup below)
-            if len(pages) > 1:
-                self._sequence_vectors(list(tokens), tokens)
+            # the call's pages together: one cache lookup, one biLM pass over the distinct reTPS the
+            # cache does not hold and one character CNN over the new words, then each page's rows
+            ends = np.cumsum([len(at) for at in kept]).tolist()
+            elmo_all = self._sequence_vectors([n.retps for n in scored_nodes], tokens) if scored_nodes else None
+            text_all = self._text_vectors(scored_nodes) if scored_nodes and config["use_text"] else None
             inputs = []
-            for page, at in zip(pages, kept):
+            begin = 0
+            for page, at, end in zip(pages, kept, ends):
                 results.append(np.zeros(len(page.nodes), dtype=np.float32))
                 if not at:
                     continue
-                nodes = page.nodes if len(at) == len(page.nodes) else [page.nodes[i] for i in at]
-                elmo = self._sequence_vectors([n.retps for n in nodes], tokens)
-                text = self._text_vectors(nodes) if config["use_text"] else None
+                elmo = elmo_all[begin:end]
+                text = None if text_all is None else text_all[begin:end]
                 feats = None
                 if config["use_features"]:
                     table = page_features(page, config["n_features"])
                     feats = table if len(at) == len(page.nodes) else table[at]
                 groups = None
                 if config.get("tree_levels"):
-                    groups = ancestor_groups([n.path for n in nodes], config["tree_levels"])
+                    groups = ancestor_groups([n.path for n in scored_nodes[begin:end]], config["tree_levels"])
                 inputs.append((elmo, text, feats, groups))
+                begin = end
             scored = iter(self._probabilities_many(inputs) if inputs else ())
             for probs, at in zip(results, kept):
                 if at:

@@ -17,11 +17,11 @@ sigmoids as 1 / (1 + exp(-x)) instead (NumpyHead._context_weights).
 """
 from __future__ import annotations
 
+from itertools import chain
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from . import base, files
 from .cache import LRU, cache_budget, index_array
@@ -30,6 +30,20 @@ from .files import ModelError
 from .trieplan import Plan, PoolRows, pool_rows, token_ids, tries_of
 
 F32 = np.float32
+# the character CNN's windows summed at a time (CharacterCnn._window_max): 512 KB of sums
+WINDOW_BLOCK = 1024
+
+
+_zeros = np.zeros(0, dtype=F32)
+
+
+def _relu(x: np.ndarray) -> np.ndarray:
+    """max(x, 0) in place, for a contiguous float32 x: against an array of zeros of x's shape (kept between
+    calls, never written), since np.maximum with a scalar operand takes several times longer."""
+    global _zeros
+    if _zeros.size < x.size:
+        _zeros = np.zeros(max(x.size, 2 * _zeros.size), dtype=F32)
+    return np.maximum(x, _zeros[: x.size].reshape(x.shape), out=x)
 
 
 def _gate_order(cell: int) -> np.ndarray:
@@ -96,11 +110,14 @@ class CharacterCnn:
             self.pad_window += self.table[k * rows + PAD_CHAR + 1]
         # per filter column, the last start of a whole window in the 50 columns
         self.last_start = np.concatenate([np.full(n, MAX_WORD_LENGTH - w) for w, n in filters])
+        # per highway: the transform's weight and bias, and the gate's, halved for its sigmoid as
+        # (1 + tanh(x/2)) / 2 (exact); two products, so that each result is a contiguous array
         self.highways = []
         for k in range(cnn["n_highway"]):
-            weight = np.concatenate([loaded[f"CNN_high_{k}/W_transform"], -loaded[f"CNN_high_{k}/W_carry"]], axis=1)
-            bias = np.concatenate([loaded[f"CNN_high_{k}/b_transform"], -loaded[f"CNN_high_{k}/b_carry"]])
-            self.highways.append((np.ascontiguousarray(weight), bias))
+            self.highways.append((np.ascontiguousarray(loaded[f"CNN_high_{k}/W_transform"]),
+                                  loaded[f"CNN_high_{k}/b_transform"],
+                                  np.ascontiguousarray(-loaded[f"CNN_high_{k}/W_carry"] * F32(0.5)),
+                                  -loaded[f"CNN_high_{k}/b_carry"] * F32(0.5)))
         self.projection = (loaded["CNN_proj/W_proj"], loaded["CNN_proj/b_proj"])
         self.output_dim = self.projection[0].shape[1]
 
@@ -111,17 +128,44 @@ class CharacterCnn:
         has one for a filter of width w when m <= 50 - w; with the columns past the longest word cut
         (CharacterEncoder.forward), when the longest word leaves a filter's width of padding, every word
         has one. Fewer windows than the lookup over every column (most words have far fewer than 50 ids),
-        the same maxima of the same sums."""
-        width, rows = self.max_width, N_CHARACTERS + 1
+        the same maxima of the same sums.
+
+        The windows are summed a block of positions at a time (WINDOW_BLOCK windows at most, or one
+        position's), and each position's maxima taken as soon as its sums are there: a group of pages
+        brings tens of thousands of windows, whose sums in one array of 128 columns were several MB
+        each, streamed through memory by every add, where a block's stay in the core's cache."""
+        width, rows, table = self.max_width, N_CHARACTERS + 1, self.table
         used = (ids != PAD_CHAR + 1).sum(axis=1)
         padded = np.pad(ids, ((0, 0), (0, width - 1)), constant_values=N_CHARACTERS)
-        # each word's windows that start on its own ids, word by word, then position-major
+        # each word's windows that start on its own ids, position-major: the flat index in `padded` of
+        # each window's first id
         order, counts, _, at = _position_major(used)
-        windows = sliding_window_view(padded, width, axis=1)[np.arange(MAX_WORD_LENGTH) < used[:, None]][at]
-        summed = self.table.take(windows[:, 0], axis=0)
-        for k in range(1, width):
-            summed += self.table.take(windows[:, k] + k * rows, axis=0)
-        x = _reduce_by_position(summed, order, counts, np.maximum)
+        word, column = np.divmod(np.flatnonzero(np.arange(MAX_WORD_LENGTH) < used[:, None]), MAX_WORD_LENGTH)
+        first = (word * padded.shape[1] + column).take(at)
+        flat = padded.reshape(-1)
+        counts = counts.tolist()
+        ends = np.cumsum(counts).tolist()
+        x = None
+        position = begin = 0
+        while position < len(counts):
+            last = position + 1  # the block: positions [position, last)
+            while last < len(counts) and ends[last] - begin <= WINDOW_BLOCK:
+                last += 1
+            starts = first[begin: ends[last - 1]]
+            summed = table.take(flat.take(starts), axis=0)
+            for k in range(1, width):
+                summed += table.take(flat.take(starts + k) + k * rows, axis=0)
+            at_row = 0
+            for k in counts[position:last]:
+                if x is None:  # position 0: every word has a window there
+                    x = summed[:k].copy()
+                else:
+                    np.maximum(x[:k], summed[at_row: at_row + k], out=x[:k])
+                at_row += k
+            position, begin = last, ends[last - 1]
+        result = np.empty_like(x)
+        result[order] = x
+        x = result
         if int(used.max()) + width < MAX_WORD_LENGTH:  # columns cut: every word has a window of padding
             return np.maximum(x, self.pad_window, out=x)
         has_pad = used[:, None] <= self.last_start[None, :]
@@ -132,17 +176,22 @@ class CharacterCnn:
         if ids.shape[0] == 0:
             return np.zeros((0, self.output_dim), dtype=F32)
         x = self._window_max(ids)
-        x = np.maximum(x, 0.0, out=x) if self.relu else np.tanh(x, out=x)
-        for weight, bias in self.highways:
-            dim = x.shape[1]
-            both = x @ weight
-            both += bias
-            nonlinear, gate = both[:, :dim], both[:, dim:]
-            np.tanh(gate * 0.5, out=gate)  # sigmoid, as (1 + tanh(x/2)) / 2
+        x = _relu(x) if self.relu else np.tanh(x, out=x)
+        for w_transform, b_transform, w_gate, b_gate in self.highways:
+            nonlinear = x @ w_transform
+            nonlinear += b_transform
+            _relu(nonlinear)
+            gate = x @ w_gate
+            gate += b_gate
+            np.tanh(gate, out=gate)  # sigmoid, as (1 + tanh(x/2)) / 2
             gate += 1.0
             gate *= 0.5
-            np.maximum(nonlinear, 0.0, out=nonlinear)
-            x = gate * x + (1.0 - gate) * nonlinear
+            # gate * x + (1 - gate) * nonlinear, in place where it can be
+            carried = gate * x
+            np.subtract(1.0, gate, out=gate)
+            gate *= nonlinear
+            carried += gate
+            x = carried
         weight, bias = self.projection
         out = x @ weight
         out += bias
@@ -168,7 +217,8 @@ class _Cell:
         self.w_state = _gate_major(w_state_t)
         self.stacked = _gate_major(np.concatenate([w_in_t, w_state_t]))
         self.bias = (bias[order] * scale).astype(F32).reshape(4, 1, cell)
-        self.w_proj_t = np.ascontiguousarray(w_proj.T)
+        # halved: the step computes 2 * the output gate (see NumpyBiLm._run), exact in floating point
+        self.w_proj_t = np.ascontiguousarray(w_proj.T * F32(0.5))
         self._bias_rows = np.empty((4, 0, cell), dtype=F32)
 
     def bias_rows(self, rows: int) -> np.ndarray:
@@ -222,13 +272,17 @@ class NumpyBiLm:
         prev_buf = np.empty((plan.widest, cell), dtype=F32)
         tmp_buf = np.empty((plan.widest, cell), dtype=F32)
         hidden_buf = np.empty((plan.widest, cell), dtype=F32)
+        # arrays, not Python scalars, as operands: a scalar operand costs more than the operation here
+        ones_buf = np.ones((3, plan.widest, cell), dtype=F32)
+        halves_buf = np.full((plan.widest, cell), 0.5, dtype=F32)
         gather = np.split(plan.gather, np.cumsum(plan.g_per_step)[:-1])
         parents = np.split(plan.parent_rows, np.cumsum(plan.n_per_step)[:-1])
         cell_clip, proj_clip = self.cell_clip, self.proj_clip
         for (begin, end, step_cells, sizes, g_sizes), gidx, pidx in zip(plan.steps, gather, parents):
             n = end - begin
-            gin = np.take(hs, gidx, axis=0, out=gin_buf[: len(gidx)])
-            prev = np.take(memory, pidx, axis=0, out=prev_buf[:n])
+            # mode "clip" (the indices are in range): with `out`, the default "raise" copies through a buffer
+            gin = hs.take(gidx, 0, gin_buf[: len(gidx)], "clip")
+            prev = memory.take(pidx, 0, prev_buf[:n], "clip")
             gates = gates_buf[:, :n]
             at_gate = at_x = 0
             for (layer, d, at), size, g_size in zip(step_cells, sizes, g_sizes):
@@ -243,13 +297,15 @@ class NumpyBiLm:
                 at_gate += size
                 at_x += g_size
             np.tanh(gates, out=gates)
-            sig = gates[:3]
-            sig += 1.0
-            sig *= 0.5
+            # 1 + tanh(x/2) = 2 * sigmoid(x): the halves are taken once on the memory's sum and, for the
+            # output gate, in the projection's weights (_Cell), which gives the same numbers in fewer
+            # operations (scaling by a power of two is exact)
+            np.add(gates[:3], ones_buf[:, :n], out=gates[:3])
             mem, tmp, hidden = memory[begin:end], tmp_buf[:n], hidden_buf[:n]
             np.multiply(gates[1], prev, out=mem)
             np.multiply(gates[0], gates[3], out=tmp)
             mem += tmp
+            np.multiply(mem, halves_buf[:n], out=mem)
             if cell_clip:
                 np.clip(mem, -cell_clip, cell_clip, out=mem)
             np.tanh(mem, out=tmp)
@@ -300,7 +356,7 @@ def _linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, relu: bool = Fa
     """x @ weight^T + bias (PyTorch's nn.Linear layout), optionally through relu, in place."""
     out = x @ weight.T
     out += bias
-    return np.maximum(out, 0.0, out=out) if relu else out
+    return _relu(out) if relu else out
 
 
 class NumpyHead:
@@ -380,28 +436,34 @@ class NumpyHead:
         hid = rows // 8
         outputs = np.empty((steps + 1, 2 * hid, pages), dtype=F32)
         outputs[0] = state
-        memory = np.ascontiguousarray(memory)
+        # the gates (input, forget, output, candidate), then the memory: [input; forget] times
+        # [candidate; memory] is one call, and its two halves summed the new memory
+        buf = np.empty((10 * hid, pages), dtype=F32)
+        gates, sig, out_gate, cand, mem = (buf[: 8 * hid], buf[: 6 * hid], buf[4 * hid: 6 * hid],
+                                           buf[6 * hid: 8 * hid], buf[8 * hid:])
+        in_forget, cand_mem = buf[: 4 * hid], buf[6 * hid:]
+        mem[...] = memory
+        products = np.empty((4 * hid, pages), dtype=F32)
+        in_cand, forget_mem = products[: 2 * hid], products[2 * hid:]
         tmp = np.empty((2 * hid, pages), dtype=F32)
-        gates = np.empty((8 * hid, pages), dtype=F32)
-        sig, in_gate, forget, out_gate, cand = (gates[: 6 * hid], gates[: 2 * hid], gates[2 * hid: 4 * hid],
-                                                gates[4 * hid: 6 * hid], gates[6 * hid:])
         ones = np.ones_like(sig)  # an array: a Python scalar operand costs more than the operation here
         w_hh, matmul, multiply, add, tanh, exp, divide = (self.context_w_hh, np.matmul, np.multiply, np.add,
                                                           np.tanh, np.exp, np.divide)
         with np.errstate(over="ignore"):  # exp(-x) = inf for x < -88: the sigmoid is 0, as it should be
-            for t in range(steps):  # an LSTM step, written out: a few hundred steps a page, 11 calls each
-                matmul(w_hh, outputs[t], out=gates)
-                add(gates, pre[t], out=gates)
-                exp(sig, out=sig)
-                add(sig, ones, out=sig)
-                divide(ones, sig, out=sig)
-                tanh(cand, out=cand)
-                multiply(forget, memory, out=memory)
-                multiply(in_gate, cand, out=tmp)
-                add(memory, tmp, out=memory)
-                tanh(memory, out=tmp)
-                multiply(out_gate, tmp, out=outputs[t + 1])
-        return outputs[1:], memory
+            # an LSTM step, written out (a few hundred steps a page, 10 calls each; `out` positional,
+            # which numpy parses faster than a keyword)
+            for t in range(steps):
+                matmul(w_hh, outputs[t], gates)
+                add(gates, pre[t], gates)
+                exp(sig, sig)
+                add(sig, ones, sig)
+                divide(ones, sig, sig)
+                tanh(cand, cand)
+                multiply(in_forget, cand_mem, products)
+                add(in_cand, forget_mem, mem)
+                tanh(mem, tmp)
+                multiply(out_gate, tmp, outputs[t + 1])
+        return outputs[1:], mem.copy()
 
     def probabilities(self, pages: Sequence[tuple]) -> List[np.ndarray]:
         """P(relevant) of each page's nodes, from (elmo, text, features, groups) per page: elmo (N, 2 *
@@ -478,11 +540,14 @@ class NumpyScorer(base.ScorerBase):
 
     def _pool_words(self, word_lists: List[List[str]]) -> np.ndarray:
         """(len(word_lists), 2 * dim): [mean, max] of each list's character-CNN vectors (lists non-empty)."""
-        position: Dict[str, int] = {}
-        flat = [position.setdefault(w, len(position)) for ws in word_lists for w in ws]
-        lengths = index_array([len(ws) for ws in word_lists])
+        # each word's number among the distinct words, through C-level loops (as trieplan.token_ids)
+        words = list(chain.from_iterable(word_lists))
+        vocab = list(dict.fromkeys(words))
+        index = {w: i for i, w in enumerate(vocab)}
+        flat = np.fromiter(map(index.__getitem__, words), dtype=np.int64, count=len(words))
+        lengths = np.fromiter(map(len, word_lists), dtype=np.int64, count=len(word_lists))
         order, counts, _, at = _position_major(lengths)
-        rows = self.token_vectors(list(position)).take(index_array(flat).take(at), axis=0)
+        rows = self.token_vectors(vocab).take(flat.take(at), axis=0)
         mean = _reduce_by_position(rows, order, counts, np.add)
         mean /= lengths[:, None].astype(F32)
         return np.concatenate([mean, _reduce_by_position(rows, order, counts, np.maximum)], axis=1)
