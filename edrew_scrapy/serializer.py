@@ -132,6 +132,44 @@ def _web_image(src: str, schemes: frozenset) -> bool:
     return scheme is None or scheme in schemes
 
 
+# An image URL whose urljoin result is known without urljoin: http(s) with an ASCII host, a path and a
+# non-empty query of URL characters, no ";" (path params), "#" or white space, which urljoin's parse and
+# unparse change. Group 1 the scheme, 2 "//host[:port]", 3 the path. Two thirds of image URLs on WCXB are
+# absolute and most others rooted ("/img/a.png"); urljoin is ~7 us each.
+_PLAIN_IMAGE_URL = re.compile(
+    r"(https?:)?(//[A-Za-z0-9.-]+(?::[0-9]+)?)?(/[\w\-.~!$&'()*+,=:@%/]*)?(?:\?[\w\-.~!$&'()*+,;=:@%/?]+)?\Z",
+    re.ASCII)
+_PLAIN_ROOT = re.compile(r"https?://[A-Za-z0-9.-]+(?::[0-9]+)?/\Z")
+_ORIGINS: dict = {}  # base URL -> "scheme://host[:port]" as urljoin writes it, "" where it is not plain
+
+
+def _plain_image_url(base: str, src: str) -> Optional[str]:
+    """urljoin(base, src) for the plain URLs above, or None where urljoin has to decide: an absolute one
+    as written (urljoin unparses it to the same text), a protocol-relative or rooted one (with no dot
+    segment to remove) after the base's scheme or origin."""
+    m = _PLAIN_IMAGE_URL.match(src)
+    if m is None:
+        return None
+    scheme, host, path = m.groups()
+    if scheme:
+        return src if host else None
+    origin = _ORIGINS.get(base)
+    if origin is None:
+        root = _resolve(base, "/")
+        origin = root[:-1] if root and _PLAIN_ROOT.match(root) else ""
+        if len(base) <= _SHARED_MAX_CHARS:
+            if len(_ORIGINS) >= _SHARED_MAX_ENTRIES:
+                _ORIGINS.clear()
+            _ORIGINS[base] = origin
+    if not origin:
+        return None
+    if host:
+        return origin[: origin.index(":") + 1] + src
+    if path and path[1:2] != "/" and "/." not in path:
+        return origin + src
+    return None
+
+
 def _resolve(base: str, ref: str) -> Optional[str]:
     """`ref` resolved against `base`, or None: urljoin raises ValueError on a malformed host
     ("http://[x/"), and one bad src or base href must not cost the page its text."""
@@ -414,9 +452,12 @@ class _Builder:
         key = (self.base, src, self.image_schemes)
         url = _IMAGE_URLS.get(key)
         if url is None:
-            url = (_resolve(self.base, src) or src) if self.base else src  # unresolvable: as written
-            if not _web_image(url, self.image_schemes):
-                url = ""
+            # a plain URL's result is http(s), which every page allows
+            url = _plain_image_url(self.base, src) if self.base else None
+            if url is None:
+                url = (_resolve(self.base, src) or src) if self.base else src  # unresolvable: as written
+                if not _web_image(url, self.image_schemes):
+                    url = ""
             if len(src) <= _SHARED_MAX_CHARS:
                 if len(_IMAGE_URLS) >= _SHARED_MAX_ENTRIES:
                     _IMAGE_URLS.clear()
