@@ -35,7 +35,6 @@ from benchmark_pages import load_pages  # noqa: E402
 import edrew_scrapy.serializer as serializer_module  # noqa: E402
 from edrew_scrapy.serializer import serialize  # noqa: E402
 
-
 # serializer.py's process-wide caches of what pages repeat (token-group tails and parsed attributes, image
 # URLs, origins of base URLs), emptied by --cold; the ones a version lacks are skipped
 COLD_CACHES = ("_SHARED", "_IMAGE_URLS", "_ORIGINS")
