@@ -137,9 +137,9 @@ def _web_image(src: str, schemes: frozenset) -> bool:
 # unparse change. Group 1 the scheme, 2 "//host[:port]", 3 the path. Two thirds of image URLs on WCXB are
 # absolute and most others rooted ("/img/a.png"); urljoin is ~7 us each.
 _PLAIN_IMAGE_URL = re.compile(
-    r"(https?:)?(//[A-Za-z0-9.-]+(?::[0-9]+)?)?(/[\w\-.~!$&'()*+,=:@%/]*)?(?:\?[\w\-.~!$&'()*+,;=:@%/?]+)?\Z",
-    re.ASCII)
-_PLAIN_ROOT = re.compile(r"https?://[A-Za-z0-9.-]+(?::[0-9]+)?/\Z")
+    r"(https?:)?(//[A-Za-z0-9.-]++(?::[0-9]++)?)?(/[\w\-.~!$&'()*+,=:@%/]*+)?(?:\?[\w\-.~!$&'()*+,;=:@%/?]++)?\Z",
+    re.ASCII)  # possessive: no character of one part can start the next, and a hostile src costs one scan
+_PLAIN_ROOT = re.compile(r"https?://[A-Za-z0-9.-]++(?::[0-9]++)?/\Z")
 _ORIGINS: dict = {}  # base URL -> "scheme://host[:port]" as urljoin writes it, "" where it is not plain
 
 
