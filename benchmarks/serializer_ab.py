@@ -2,6 +2,7 @@
 
     python benchmarks/serializer_ab.py --pages "$EDREW_WCXB/html" [MORE_FOLDERS ...] [--ref main] [--limit 300]
         [--repeats 2]      # --repeats 0: the identity check alone
+        [--cold]           # every timed page at first sight (the process-wide caches emptied before it)
 
 For work on serializer.py that must not change what it produces: `git archive REF edrew_scrapy` is
 unpacked into a temporary folder as the package `edrew_scrapy_ref`, and every page goes through both
@@ -33,6 +34,10 @@ from benchmark_pages import load_pages  # noqa: E402
 
 import edrew_scrapy.serializer as serializer_module  # noqa: E402
 from edrew_scrapy.serializer import serialize  # noqa: E402
+
+# serializer.py's process-wide caches of what pages repeat (token-group tails and parsed attributes, image
+# URLs, origins of base URLs), emptied by --cold; the ones a version lacks are skipped
+COLD_CACHES = ("_SHARED", "_IMAGE_URLS", "_ORIGINS")
 
 
 def ref_serialize(ref: str, folder: str, tokenizer: bool = False):
@@ -80,6 +85,9 @@ def main() -> int:
                     help="timed passes over the pages (0: only the identity check, e.g. on every page of a dataset)")
     ap.add_argument("--tokenizer", action="store_true", help="both read pages with their tokenizer (the fallback)")
     ap.add_argument("--url", default="https://example.com/a/", help="page URL (images resolve against it)")
+    ap.add_argument("--cold", action="store_true",
+                    help="empty both serializers' process-wide caches before every timed call: every page at first "
+                         "sight, as on a crawl of many sites (without it the caches hold the earlier passes' pages)")
     args = ap.parse_args()
     if not args.pages:
         ap.error("--pages is required")
@@ -100,9 +108,14 @@ def main() -> int:
             return 1 if differ else 0
         spent = {"ref": 0.0, "tree": 0.0}
         fns = {"ref": ref_fn, "tree": serialize}
+        caches = {who: [cache for module in (sys.modules[fn.__module__],) for name, cache in vars(module).items()
+                        if name in COLD_CACHES and isinstance(cache, dict)] for who, fn in fns.items()}
         for r in range(args.repeats):
             for i, page in enumerate(pages):
                 for who in (("ref", "tree") if (i + r) % 2 == 0 else ("tree", "ref")):
+                    if args.cold:
+                        for cache in caches[who]:
+                            cache.clear()
                     gc.collect()  # neither pays for the collection of the other's garbage
                     t0 = time.process_time()
                     fns[who](page, url=args.url)

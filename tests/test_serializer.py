@@ -443,6 +443,33 @@ def test_base_href_resolves_images():
     assert page.images == ["http://site.test/dir/i.png"]
 
 
+@pytest.mark.parametrize("base", ["https://example.com/a/b", "http://Example.COM:8080/x/y?q#f", "HTTPS://a.b/../c/",
+                                  "https://u:p@a.com/", "http://[bad", "file:///tmp/a.html", "javascript:alert(1)",
+                                  "https://a.com", "https://a.com;p/", "https:a.com/x", "ftp://a.com/"])
+def test_image_urls_without_urljoin_are_what_urljoin_gives(base):
+    # _plain_image_url answers for the common URLs without urljoin; where it answers, it must say what
+    # urljoin says (as written where urljoin raises), for any base
+    from urllib.parse import urljoin
+
+    srcs = ["https://cdn.test/i/a.png?w=300&h=200", "http://cdn.test:81/a//b/../c.png", "//cdn.test/a.png",
+            "//cdn.test", "/img/a.png", "/", "/a//b.png?x=1;y=2", "HTTP://cdn.test/a.png", "https://cdn.test/a;p.png",
+            "/a/./b.png", "/a/../b.png", "/a/..", "///x.png", "http:/x.png", "/x.png?", "/x.png#f", "?q",
+            "https://cdn.test", "https://cdn.test:/a.png", "/é.png", "/a b.png", "img/a.png", "./a.png",
+            "https://u@cdn.test/a.png", "https://cdn.test/%2e%2e/a.png"]
+    answered = 0
+    for src in srcs:
+        got = serializer._plain_image_url(base, src)
+        if got is None:
+            continue
+        answered += 1
+        try:
+            want = urljoin(base, src)
+        except ValueError:
+            want = src
+        assert got == want, (base, src)
+    assert answered >= 3  # the absolute http(s) ones at least
+
+
 def test_a_page_pickles_to_the_same_page_with_each_retps_once():
     # Pages cross the process boundary on every crawled page (EDREW_WORKERS); Page.__reduce__ sends rows
     # of field values with each distinct reTPS once instead of a dict of slots per node.
