@@ -10,8 +10,9 @@ lab entry's tables from the evaluations.
 
     python experiments/honest_metric.py cache --out DIR --shared S --mozilla-labels FILE
     python experiments/honest_metric.py check-validation --cache DIR      # the fast validation == page_word_f1s
-    python experiments/honest_metric.py encode --cache DIR --out ENC [--device cuda]
+    python experiments/honest_metric.py encode --cache DIR --out ENC [--device cuda] [--features 26]
     python experiments/honest_metric.py train --cache DIR --encoded ENC --splits lodo-wcxb,cv1 --out HEADS [--device X]
+        [--features N]    # the first N of the encoding's features (a 26-feature encoding serves 16 and 26)
     python experiments/honest_metric.py finish --cache DIR --heads HEADS --out MODELS
     python experiments/honest_metric.py folds --cache DIR --shared S --out FOLDS
     python experiments/honest_metric.py report --runs EVAL1,EVAL2 [--types]
@@ -117,7 +118,7 @@ def encode(args) -> None:
     check_bilm_weights(options, folder / files.OPTIONS, folder / files.WEIGHTS)
     bilm = build_bilm(options, folder / files.OPTIONS)
     files.read_elmo_weights(folder / files.WEIGHTS, bilm)
-    enc = encode_pages(bilm.to(args.device), data["pages"], data["labels"], progress=False, n_features=FEATURES,
+    enc = encode_pages(bilm.to(args.device), data["pages"], data["labels"], progress=False, n_features=args.features,
                        known=[None] * len(data["pages"]))
     enc = Encoded(enc.sequence_index, enc.sequence_table.cpu(), enc.word_index, enc.word_table.cpu(), enc.pages)
     for p in enc.pages:
@@ -228,8 +229,9 @@ def check_validation(args) -> None:
           f"({time.monotonic() - t0:.1f} s fast)")
 
 
-def train_one(data: dict, name: str, out: Path, device: str, epochs: int = EPOCHS) -> None:
-    """One head on split `name`, as training.train.train trains it; the head's weights and curves to OUT/name."""
+def train_one(data: dict, name: str, out: Path, device: str, epochs: int = EPOCHS, n_features: int = FEATURES) -> None:
+    """One head on split `name`, as training.train.train trains it, reading the first `n_features` of the
+    encoding's features; the head's weights and curves to OUT/name."""
     import torch
 
     from edrew_scrapy.model import files
@@ -243,8 +245,11 @@ def train_one(data: dict, name: str, out: Path, device: str, epochs: int = EPOCH
     torch.set_num_threads(1)
     split = data["splits"][name]
     enc = data["enc"]  # train() put it there
+    if enc.pages and enc.pages[0]["feats"].shape[1] < n_features:
+        raise SystemExit(f"the encoding holds {enc.pages[0]['feats'].shape[1]} features, not {n_features}")
     for p in enc.pages:
         p["groups"] = torch.full((MAX_TREE_LEVELS, len(p["y"])), -1, dtype=torch.long)
+        p["feats"] = p["feats"][:, :n_features]
     pages, refs = data["pages"], data["references"]
     val = split["val"]
     val_pages, val_refs = [pages[i] for i in val], [refs[i] for i in val]
@@ -267,7 +272,7 @@ def train_one(data: dict, name: str, out: Path, device: str, epochs: int = EPOCH
     t0 = time.monotonic()
     seed_everything(SEED)
     bilm_dim, layers, token_dim = 64, 3, 32
-    head = Head(head_config("d", bilm_dim, layers, token_dim, n_features=FEATURES)).to(device)
+    head = Head(head_config("d", bilm_dim, layers, token_dim, n_features=n_features)).to(device)
     enc = to_device(enc, torch.device(device))
     _, curves, run = train_head(head, enc, split["train"], val, validate, epochs=epochs, minutes=600, seed=SEED,
                                 progress=False)
@@ -289,7 +294,8 @@ def train(args) -> None:
     data["enc"] = _load_encoded(Path(args.encoded))
     out = Path(args.out)
     ctx = mp.get_context("fork")  # the children read `data` without copying it
-    procs = [ctx.Process(target=train_one, args=(data, n, out, args.device, args.epochs)) for n in names]
+    procs = [ctx.Process(target=train_one, args=(data, n, out, args.device, args.epochs, args.features))
+             for n in names]
     for p in procs:
         p.start()
     for p in procs:
@@ -332,7 +338,7 @@ def finish(args) -> None:
             run = {"epochs_run": ran, "best_epoch": partial["best_epoch"], "best_epoch_whole": True,
                    "stopped_by": "minutes (the GPU run's time limit)"}
             state, config, seconds = files.read_head(head_dir / "partial.safetensors"), \
-                head_config("d", 64, 3, 32, n_features=FEATURES), None
+                head_config("d", 64, 3, 32, n_features=args.features), None
         else:
             continue
         split = data["splits"][name]
@@ -448,6 +454,8 @@ def main() -> None:
     e.add_argument("--bilm", default="models/default")
     e.add_argument("--device", default="cpu")
     e.add_argument("--threads", type=int, default=1)
+    e.add_argument("--features", type=int, default=FEATURES, help="features encoded per node (the recipe's 16; "
+                   "26 with the container features)")
     t = sub.add_parser("train")
     t.add_argument("--cache", required=True)
     t.add_argument("--encoded", required=True, help="the file `encode` wrote")
@@ -455,12 +463,14 @@ def main() -> None:
     t.add_argument("--out", required=True)
     t.add_argument("--device", default="cpu")
     t.add_argument("--epochs", type=int, default=EPOCHS, help="the recipe's 30; fewer only to try the script")
+    t.add_argument("--features", type=int, default=FEATURES, help="the head reads the encoding's first N")
     f = sub.add_parser("finish")
     f.add_argument("--cache", required=True)
     f.add_argument("--heads", required=True)
     f.add_argument("--out", required=True)
     f.add_argument("--bilm", default="models/default")
     f.add_argument("--device", default="cuda", help="where the heads were trained, for the cards")
+    f.add_argument("--features", type=int, default=FEATURES, help="a head cut short (partial) reads the first N")
     v = sub.add_parser("check-validation")
     v.add_argument("--cache", required=True)
     v.add_argument("--split", default="cv1")
