@@ -13,7 +13,7 @@ lab entry's tables from the evaluations.
     python experiments/honest_metric.py encode --cache DIR --out ENC [--device cuda] [--features 26]
     python experiments/honest_metric.py train --cache DIR --encoded ENC --splits lodo-wcxb,cv1 --out HEADS [--device X]
         [--features N]    # the first N of the encoding's features (a 26-feature encoding serves 16 and 26)
-    python experiments/honest_metric.py finish --cache DIR --heads HEADS --out MODELS
+    python experiments/honest_metric.py finish --cache DIR --heads HEADS --out MODELS [--splits lodo-wcxb]
     python experiments/honest_metric.py folds --cache DIR --shared S --out FOLDS
     python experiments/honest_metric.py report --runs EVAL1,EVAL2 [--types]
     python experiments/honest_metric.py pool --runs CV1,...,CV5
@@ -229,9 +229,11 @@ def check_validation(args) -> None:
           f"({time.monotonic() - t0:.1f} s fast)")
 
 
-def train_one(data: dict, name: str, out: Path, device: str, epochs: int = EPOCHS, n_features: int = FEATURES) -> None:
+def train_one(data: dict, name: str, out: Path, device: str, epochs: int = EPOCHS, n_features: int = FEATURES,
+              seed: int = SEED) -> None:
     """One head on split `name`, as training.train.train trains it, reading the first `n_features` of the
-    encoding's features; the head's weights and curves to OUT/name."""
+    encoding's features (`seed`: the head's initialisation, dropout and shuffles; the splits stay seed 1's);
+    the head's weights and curves to OUT/name."""
     import torch
 
     from edrew_scrapy.model import files
@@ -270,15 +272,15 @@ def train_one(data: dict, name: str, out: Path, device: str, epochs: int = EPOCH
         return score
 
     t0 = time.monotonic()
-    seed_everything(SEED)
+    seed_everything(seed)
     bilm_dim, layers, token_dim = 64, 3, 32
     head = Head(head_config("d", bilm_dim, layers, token_dim, n_features=n_features)).to(device)
     enc = to_device(enc, torch.device(device))
-    _, curves, run = train_head(head, enc, split["train"], val, validate, epochs=epochs, minutes=600, seed=SEED,
+    _, curves, run = train_head(head, enc, split["train"], val, validate, epochs=epochs, minutes=600, seed=seed,
                                 progress=False)
     files.write_head(target / files.HEAD, head.cpu().state_dict())
     (target / "run.json").write_text(json.dumps({
-        "split": name, "run": run, "device": device, "seconds": round(time.monotonic() - t0, 1),
+        "split": name, "run": run, "device": device, "seed": seed, "seconds": round(time.monotonic() - t0, 1),
         "train": len(split["train"]), "val": len(val), "test": len(split["test"]),
         "val_score": curves["val_score"].values, "train_loss": curves["train_loss"].values,
         "config": head.config}, indent=1) + "\n")
@@ -294,7 +296,7 @@ def train(args) -> None:
     data["enc"] = _load_encoded(Path(args.encoded))
     out = Path(args.out)
     ctx = mp.get_context("fork")  # the children read `data` without copying it
-    procs = [ctx.Process(target=train_one, args=(data, n, out, args.device, args.epochs, args.features))
+    procs = [ctx.Process(target=train_one, args=(data, n, out, args.device, args.epochs, args.features, args.seed))
              for n in names]
     for p in procs:
         p.start()
@@ -326,12 +328,14 @@ def finish(args) -> None:
     options, bilm, pre = reuse_bilm(Path(args.bilm))
     pages, refs, labels = data["pages"], data["references"], data["labels"]
     heads = Path(args.heads)
-    for head_dir in sorted(p for p in heads.iterdir() if p.is_dir()):
+    only = set(args.splits.split(",")) if args.splits else None
+    for head_dir in sorted(p for p in heads.iterdir() if p.is_dir() and (only is None or p.name in only)):
         name = head_dir.name
         if (head_dir / files.HEAD).is_file():
             info = json.loads((head_dir / "run.json").read_text())
             state, run, config, seconds = files.read_head(head_dir / files.HEAD), info["run"], info["config"], \
                 info["seconds"]
+            seed = info.get("seed", SEED)
         elif (head_dir / "partial.safetensors").is_file():
             partial = json.loads((head_dir / "partial.json").read_text())
             ran = (heads / f"{name}.log").read_text().count("  epoch ")
@@ -339,6 +343,7 @@ def finish(args) -> None:
                    "stopped_by": "minutes (the GPU run's time limit)"}
             state, config, seconds = files.read_head(head_dir / "partial.safetensors"), \
                 head_config("d", 64, 3, 32, n_features=args.features), None
+            seed = SEED
         else:
             continue
         split = data["splits"][name]
@@ -350,7 +355,7 @@ def finish(args) -> None:
         card = {"name": name, "variant": "d", "threshold": 0.5, "threshold_metric": "word",
                 "region_share": MAIN_REGION_SHARE,
                 "training": {"dataset": " + ".join(n for n in DATASETS if counts["train"][n]),
-                             "split": name, "pages_per_side": counts, "seed": SEED, "device": args.device,
+                             "split": name, "pages_per_side": counts, "seed": seed, "device": args.device,
                              "pretrain": pre, "head_epochs": run, "head_seconds": seconds,
                              "command": "python experiments/honest_metric.py train/finish (models/default's recipe)"},
                 "metrics": {}}
@@ -464,6 +469,7 @@ def main() -> None:
     t.add_argument("--device", default="cpu")
     t.add_argument("--epochs", type=int, default=EPOCHS, help="the recipe's 30; fewer only to try the script")
     t.add_argument("--features", type=int, default=FEATURES, help="the head reads the encoding's first N")
+    t.add_argument("--seed", type=int, default=SEED, help="the head's training seed (a second training: 2)")
     f = sub.add_parser("finish")
     f.add_argument("--cache", required=True)
     f.add_argument("--heads", required=True)
@@ -471,6 +477,7 @@ def main() -> None:
     f.add_argument("--bilm", default="models/default")
     f.add_argument("--device", default="cuda", help="where the heads were trained, for the cards")
     f.add_argument("--features", type=int, default=FEATURES, help="a head cut short (partial) reads the first N")
+    f.add_argument("--splits", default="", help="only these heads (comma-separated; default: every one)")
     v = sub.add_parser("check-validation")
     v.add_argument("--cache", required=True)
     v.add_argument("--split", default="cv1")
