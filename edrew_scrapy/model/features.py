@@ -238,28 +238,30 @@ def container_features(nodes: Sequence[Node], chars: np.ndarray) -> np.ndarray:
             at = ids.setdefault((at, step), len(ids))
             chain.append(at)
         chains.append(chain)
-    flat = np.fromiter((i for chain in chains for i in chain), dtype=np.int64)
-    owner = np.repeat(np.arange(len(nodes)), [len(chain) for chain in chains])
+    lengths = np.fromiter((len(chain) for chain in chains), dtype=np.int64, count=len(chains))
+    flat = np.fromiter((i for chain in chains for i in chain), dtype=np.int64, count=int(lengths.sum()))
+    owner = np.repeat(np.arange(len(nodes)), lengths)
     links = np.asarray([node.link_chars for node in nodes], dtype=np.float64)
-    under_chars = np.bincount(flat, weights=chars[owner], minlength=len(ids))
-    under_links = np.bincount(flat, weights=links[owner], minlength=len(ids))
-    under_nodes = np.bincount(flat, minlength=len(ids)).astype(np.float64)
     total = max(float(chars.sum()), 1.0)
+    # per element; the last entry (id -1) stands for the whole page, above the root of a short path
+    under_chars = np.append(np.bincount(flat, weights=chars[owner], minlength=len(ids)), chars.sum())
+    under_links = np.append(np.bincount(flat, weights=links[owner], minlength=len(ids)), links.sum())
+    under_nodes = np.append(np.bincount(flat, minlength=len(ids)), len(nodes)).astype(np.float64)
+    ends = np.cumsum(lengths)  # a node's own element is flat[ends - 1], its k-th ancestor flat[ends - 1 - k]
     out = np.empty((len(nodes), CONTAINER_FEATURES), dtype=np.float64)
-    for i, chain in enumerate(chains):
-        # the k-th ancestor is chain[-1 - k]; above the root of a short path, the root itself (what
-        # the definition's empty prefix, every node of the page, comes to)
-        parent = chain[-2] if len(chain) > 1 else -1
-        grand = chain[-3] if len(chain) > 2 else -1
-        for col, element in ((0, parent), (2, grand)):
-            c = under_chars[element] if element >= 0 else total
-            lk = under_links[element] if element >= 0 else float(links.sum())
-            out[i, col] = c / total
-            out[i, col + 1] = min(lk / max(c, 1.0), 1.0)
-        out[i, 4] = math.log1p(under_nodes[grand] if grand >= 0 else len(nodes)) / 6.0
-        levels = next((k for k, element in enumerate(reversed(chain)) if under_chars[element] / total >= CORE_SHARE),
-                      len(chain))
-        out[i, 5] = min(levels, CORE_LEVELS) / CORE_LEVELS
+    for col, k in ((0, 1), (2, 2)):
+        element = np.where(lengths > k, flat[np.maximum(ends - 1 - k, 0)], -1)
+        out[:, col] = under_chars[element] / total
+        out[:, col + 1] = np.minimum(under_links[element] / np.maximum(under_chars[element], 1.0), 1.0)
+        if k == 2:
+            out[:, 4] = np.log1p(under_nodes[element]) / 6.0
+    # levels up from the node's own element (0) to the nearest holding CORE_SHARE of the page; its
+    # path's length when none does
+    up = np.repeat(ends - 1, lengths) - np.arange(len(flat))
+    core = under_chars[flat] / total >= CORE_SHARE
+    levels = lengths.copy()
+    np.minimum.at(levels, owner[core], up[core])
+    out[:, 5] = np.minimum(levels, CORE_LEVELS) / CORE_LEVELS
     return out
 
 
