@@ -16,7 +16,7 @@ lab entry's tables from the evaluations.
     python experiments/honest_metric.py finish --cache DIR --heads HEADS --out MODELS [--splits lodo-wcxb]
     python experiments/honest_metric.py folds --cache DIR --shared S --out FOLDS
     python experiments/honest_metric.py report --runs EVAL1,EVAL2 [--types]
-    python experiments/honest_metric.py pool --runs CV1,...,CV5
+    python experiments/honest_metric.py pool --runs CV1,...,CV5 [--metric p]
 
 Splits (each dataset's groups are registrable domains, data.mix.split_per_dataset, seed 1):
 - lodo-NAME: the other two sets, each split 20 % test / 10 % validation as `edrew train --test-fraction 0.2
@@ -416,7 +416,8 @@ def report(args) -> None:
 def pool(args) -> None:
     """The runs' pages.csv as one set (the five WCXB test folds: every page once, each scored by the head that
     never saw its domain): per extractor and page type the mean word P / R / F1, and `edrew` minus it, paired
-    on the same pages (standard error of the per-page differences; pages up / down)."""
+    on the same pages (standard error of the per-page differences; pages up / down), of word F1 or of
+    `--metric` p or r."""
     import csv
     import math
 
@@ -436,7 +437,7 @@ def pool(args) -> None:
             n = len(keys)
             line = f"| {group} | {name} | {n} | " + " | ".join(f"{sum(vals[m]) / n:.3f}" for m in ("f1", "p", "r"))
             if name != "edrew":
-                d = [float(ours[k]["word_f1"]) - float(rows[k]["word_f1"]) for k in keys]
+                d = [float(ours[k][f"word_{args.metric}"]) - float(rows[k][f"word_{args.metric}"]) for k in keys]
                 mean = sum(d) / n
                 se = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1) / n) if n > 1 else 0.0
                 line += (f" | {mean:+.3f} ({se:.3f}; {sum(x > 1e-9 for x in d)} / {sum(x < -1e-9 for x in d)})")
@@ -488,6 +489,7 @@ def main() -> None:
     r.add_argument("--types", action="store_true", help="also each dataset's page types")
     o = sub.add_parser("pool")
     o.add_argument("--runs", required=True, help="edrew evaluate --out folders whose pages are one set")
+    o.add_argument("--metric", choices=("f1", "p", "r"), default="f1", help="the paired difference of word ...")
     d = sub.add_parser("folds")
     d.add_argument("--cache", required=True)
     d.add_argument("--shared", default="../shared/datasets")
