@@ -10,12 +10,13 @@ lab entry's tables from the evaluations.
 
     python experiments/honest_metric.py cache --out DIR --shared S --mozilla-labels FILE
     python experiments/honest_metric.py check-validation --cache DIR      # the fast validation == page_word_f1s
-    python experiments/honest_metric.py encode --cache DIR --out ENC [--device cuda]
+    python experiments/honest_metric.py encode --cache DIR --out ENC [--device cuda] [--features 26]
     python experiments/honest_metric.py train --cache DIR --encoded ENC --splits lodo-wcxb,cv1 --out HEADS [--device X]
-    python experiments/honest_metric.py finish --cache DIR --heads HEADS --out MODELS
+        [--features N]    # the first N of the encoding's features (a 26-feature encoding serves 16 and 26)
+    python experiments/honest_metric.py finish --cache DIR --heads HEADS --out MODELS [--splits lodo-wcxb]
     python experiments/honest_metric.py folds --cache DIR --shared S --out FOLDS
     python experiments/honest_metric.py report --runs EVAL1,EVAL2 [--types]
-    python experiments/honest_metric.py pool --runs CV1,...,CV5
+    python experiments/honest_metric.py pool --runs CV1,...,CV5 [--metric p]
 
 Splits (each dataset's groups are registrable domains, data.mix.split_per_dataset, seed 1):
 - lodo-NAME: the other two sets, each split 20 % test / 10 % validation as `edrew train --test-fraction 0.2
@@ -117,7 +118,7 @@ def encode(args) -> None:
     check_bilm_weights(options, folder / files.OPTIONS, folder / files.WEIGHTS)
     bilm = build_bilm(options, folder / files.OPTIONS)
     files.read_elmo_weights(folder / files.WEIGHTS, bilm)
-    enc = encode_pages(bilm.to(args.device), data["pages"], data["labels"], progress=False, n_features=FEATURES,
+    enc = encode_pages(bilm.to(args.device), data["pages"], data["labels"], progress=False, n_features=args.features,
                        known=[None] * len(data["pages"]))
     enc = Encoded(enc.sequence_index, enc.sequence_table.cpu(), enc.word_index, enc.word_table.cpu(), enc.pages)
     for p in enc.pages:
@@ -228,8 +229,11 @@ def check_validation(args) -> None:
           f"({time.monotonic() - t0:.1f} s fast)")
 
 
-def train_one(data: dict, name: str, out: Path, device: str, epochs: int = EPOCHS) -> None:
-    """One head on split `name`, as training.train.train trains it; the head's weights and curves to OUT/name."""
+def train_one(data: dict, name: str, out: Path, device: str, epochs: int = EPOCHS, n_features: int = FEATURES,
+              seed: int = SEED) -> None:
+    """One head on split `name`, as training.train.train trains it, reading the first `n_features` of the
+    encoding's features (`seed`: the head's initialisation, dropout and shuffles; the splits stay seed 1's);
+    the head's weights and curves to OUT/name."""
     import torch
 
     from edrew_scrapy.model import files
@@ -243,8 +247,11 @@ def train_one(data: dict, name: str, out: Path, device: str, epochs: int = EPOCH
     torch.set_num_threads(1)
     split = data["splits"][name]
     enc = data["enc"]  # train() put it there
+    if enc.pages and enc.pages[0]["feats"].shape[1] < n_features:
+        raise SystemExit(f"the encoding holds {enc.pages[0]['feats'].shape[1]} features, not {n_features}")
     for p in enc.pages:
         p["groups"] = torch.full((MAX_TREE_LEVELS, len(p["y"])), -1, dtype=torch.long)
+        p["feats"] = p["feats"][:, :n_features]
     pages, refs = data["pages"], data["references"]
     val = split["val"]
     val_pages, val_refs = [pages[i] for i in val], [refs[i] for i in val]
@@ -265,15 +272,15 @@ def train_one(data: dict, name: str, out: Path, device: str, epochs: int = EPOCH
         return score
 
     t0 = time.monotonic()
-    seed_everything(SEED)
+    seed_everything(seed)
     bilm_dim, layers, token_dim = 64, 3, 32
-    head = Head(head_config("d", bilm_dim, layers, token_dim, n_features=FEATURES)).to(device)
+    head = Head(head_config("d", bilm_dim, layers, token_dim, n_features=n_features)).to(device)
     enc = to_device(enc, torch.device(device))
-    _, curves, run = train_head(head, enc, split["train"], val, validate, epochs=epochs, minutes=600, seed=SEED,
+    _, curves, run = train_head(head, enc, split["train"], val, validate, epochs=epochs, minutes=600, seed=seed,
                                 progress=False)
     files.write_head(target / files.HEAD, head.cpu().state_dict())
     (target / "run.json").write_text(json.dumps({
-        "split": name, "run": run, "device": device, "seconds": round(time.monotonic() - t0, 1),
+        "split": name, "run": run, "device": device, "seed": seed, "seconds": round(time.monotonic() - t0, 1),
         "train": len(split["train"]), "val": len(val), "test": len(split["test"]),
         "val_score": curves["val_score"].values, "train_loss": curves["train_loss"].values,
         "config": head.config}, indent=1) + "\n")
@@ -289,7 +296,8 @@ def train(args) -> None:
     data["enc"] = _load_encoded(Path(args.encoded))
     out = Path(args.out)
     ctx = mp.get_context("fork")  # the children read `data` without copying it
-    procs = [ctx.Process(target=train_one, args=(data, n, out, args.device, args.epochs)) for n in names]
+    procs = [ctx.Process(target=train_one, args=(data, n, out, args.device, args.epochs, args.features, args.seed))
+             for n in names]
     for p in procs:
         p.start()
     for p in procs:
@@ -320,19 +328,22 @@ def finish(args) -> None:
     options, bilm, pre = reuse_bilm(Path(args.bilm))
     pages, refs, labels = data["pages"], data["references"], data["labels"]
     heads = Path(args.heads)
-    for head_dir in sorted(p for p in heads.iterdir() if p.is_dir()):
+    only = set(args.splits.split(",")) if args.splits else None
+    for head_dir in sorted(p for p in heads.iterdir() if p.is_dir() and (only is None or p.name in only)):
         name = head_dir.name
         if (head_dir / files.HEAD).is_file():
             info = json.loads((head_dir / "run.json").read_text())
             state, run, config, seconds = files.read_head(head_dir / files.HEAD), info["run"], info["config"], \
                 info["seconds"]
+            seed = info.get("seed", SEED)
         elif (head_dir / "partial.safetensors").is_file():
             partial = json.loads((head_dir / "partial.json").read_text())
             ran = (heads / f"{name}.log").read_text().count("  epoch ")
             run = {"epochs_run": ran, "best_epoch": partial["best_epoch"], "best_epoch_whole": True,
                    "stopped_by": "minutes (the GPU run's time limit)"}
             state, config, seconds = files.read_head(head_dir / "partial.safetensors"), \
-                head_config("d", 64, 3, 32, n_features=FEATURES), None
+                head_config("d", 64, 3, 32, n_features=args.features), None
+            seed = SEED
         else:
             continue
         split = data["splits"][name]
@@ -344,7 +355,7 @@ def finish(args) -> None:
         card = {"name": name, "variant": "d", "threshold": 0.5, "threshold_metric": "word",
                 "region_share": MAIN_REGION_SHARE,
                 "training": {"dataset": " + ".join(n for n in DATASETS if counts["train"][n]),
-                             "split": name, "pages_per_side": counts, "seed": SEED, "device": args.device,
+                             "split": name, "pages_per_side": counts, "seed": seed, "device": args.device,
                              "pretrain": pre, "head_epochs": run, "head_seconds": seconds,
                              "command": "python experiments/honest_metric.py train/finish (models/default's recipe)"},
                 "metrics": {}}
@@ -405,7 +416,8 @@ def report(args) -> None:
 def pool(args) -> None:
     """The runs' pages.csv as one set (the five WCXB test folds: every page once, each scored by the head that
     never saw its domain): per extractor and page type the mean word P / R / F1, and `edrew` minus it, paired
-    on the same pages (standard error of the per-page differences; pages up / down)."""
+    on the same pages (standard error of the per-page differences; pages up / down), of word F1 or of
+    `--metric` p or r."""
     import csv
     import math
 
@@ -425,7 +437,7 @@ def pool(args) -> None:
             n = len(keys)
             line = f"| {group} | {name} | {n} | " + " | ".join(f"{sum(vals[m]) / n:.3f}" for m in ("f1", "p", "r"))
             if name != "edrew":
-                d = [float(ours[k]["word_f1"]) - float(rows[k]["word_f1"]) for k in keys]
+                d = [float(ours[k][f"word_{args.metric}"]) - float(rows[k][f"word_{args.metric}"]) for k in keys]
                 mean = sum(d) / n
                 se = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1) / n) if n > 1 else 0.0
                 line += (f" | {mean:+.3f} ({se:.3f}; {sum(x > 1e-9 for x in d)} / {sum(x < -1e-9 for x in d)})")
@@ -448,6 +460,8 @@ def main() -> None:
     e.add_argument("--bilm", default="models/default")
     e.add_argument("--device", default="cpu")
     e.add_argument("--threads", type=int, default=1)
+    e.add_argument("--features", type=int, default=FEATURES, help="features encoded per node (the recipe's 16; "
+                   "26 with the container features)")
     t = sub.add_parser("train")
     t.add_argument("--cache", required=True)
     t.add_argument("--encoded", required=True, help="the file `encode` wrote")
@@ -455,12 +469,16 @@ def main() -> None:
     t.add_argument("--out", required=True)
     t.add_argument("--device", default="cpu")
     t.add_argument("--epochs", type=int, default=EPOCHS, help="the recipe's 30; fewer only to try the script")
+    t.add_argument("--features", type=int, default=FEATURES, help="the head reads the encoding's first N")
+    t.add_argument("--seed", type=int, default=SEED, help="the head's training seed (a second training: 2)")
     f = sub.add_parser("finish")
     f.add_argument("--cache", required=True)
     f.add_argument("--heads", required=True)
     f.add_argument("--out", required=True)
     f.add_argument("--bilm", default="models/default")
     f.add_argument("--device", default="cuda", help="where the heads were trained, for the cards")
+    f.add_argument("--features", type=int, default=FEATURES, help="a head cut short (partial) reads the first N")
+    f.add_argument("--splits", default="", help="only these heads (comma-separated; default: every one)")
     v = sub.add_parser("check-validation")
     v.add_argument("--cache", required=True)
     v.add_argument("--split", default="cv1")
@@ -471,6 +489,7 @@ def main() -> None:
     r.add_argument("--types", action="store_true", help="also each dataset's page types")
     o = sub.add_parser("pool")
     o.add_argument("--runs", required=True, help="edrew evaluate --out folders whose pages are one set")
+    o.add_argument("--metric", choices=("f1", "p", "r"), default="f1", help="the paired difference of word ...")
     d = sub.add_parser("folds")
     d.add_argument("--cache", required=True)
     d.add_argument("--shared", default="../shared/datasets")

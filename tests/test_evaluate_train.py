@@ -119,7 +119,7 @@ def test_cli_train_seed_changes_the_training_not_the_folds(tmp_path):
 @pytest.mark.parametrize("option, message", [
     (["--train-variant", "z"], "--train-variant: unknown 'z'"),
     (["--train-epochs", "0"], "--train-epochs must be at least 1"),
-    (["--train-features", "30"], "--train-features must be 1..20"),
+    (["--train-features", "30"], "--train-features must be 1..26"),
 ])
 def test_cli_bad_training_options_stop_before_any_split(tmp_path, option, message, monkeypatch, capsys):
     # once, named as this command names them, instead of "model not trained" for every split

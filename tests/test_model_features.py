@@ -68,7 +68,7 @@ def test_template_repetition_features():
 
 def test_declared_kind_features_are_the_same_for_every_node():
     page = serialize(PAGES[-1])
-    feats = page_features(page)
+    feats = page_features(page, 20)
     assert feats.shape[1] == 20
     # declares_product, declares_article, declares_discussion, declares_collection
     np.testing.assert_array_equal(feats[:, 16:20], np.tile([1.0, 1.0, 0.0, 0.0], (len(page.nodes), 1)))
@@ -121,3 +121,67 @@ def test_ancestor_groups_of_document_order_paths_keep_their_slashes_in_one_step(
     # level 1: the truncated rest's parent is (//div)[7]; the document-order elements' is the root
     assert groups[0, 0] == groups[0, 2] != groups[0, 1] and groups[0, 3] not in groups[0, :3]
     assert groups[1, 1] == groups[1, 0]
+
+
+CONTAINER_PAGE = ("<html><body><div><article><p>aaaa, bbbb.</p><p>cc <a href=x>dd</a></p></article>"
+                  "<ul><li><a href=1>ee</a></li><li><a href=2>ff</a></li></ul></div></body></html>")
+
+
+def test_container_features_on_a_page_computed_by_hand():
+    import math
+
+    from edrew_scrapy.model.features import CONTAINER_FEATURES, DEFAULT_FEATURES, FEATURE_NAMES
+
+    page = serialize(CONTAINER_PAGE)
+    assert [n.content for n in page.nodes] == ["aaaa, bbbb.", "cc dd", "ee", "ff"]  # 20 characters, 6 in links
+    feats = page_features(page)
+    assert N_FEATURES == DEFAULT_FEATURES + CONTAINER_FEATURES == len(FEATURE_NAMES)
+    assert FEATURE_NAMES[DEFAULT_FEATURES:] == (
+        "parent_text_share", "parent_link_density", "grandparent_text_share", "grandparent_link_density",
+        "grandparent_log_nodes", "levels_to_core")
+    got = feats[:, DEFAULT_FEATURES:]
+    # the paragraphs: parent <article> 16 chars (2 in a link), grandparent <div> all 20 (6), 4 nodes under it;
+    # the first holds 11 of 20 characters itself (>= 0.3: 0 levels), the second 5, its <article> 16 (1 level)
+    para = [0.8, 2 / 16, 1.0, 6 / 20, math.log1p(4) / 6.0]
+    np.testing.assert_allclose(got[0], para + [0.0], rtol=1e-6)
+    np.testing.assert_allclose(got[1], para + [0.1], rtol=1e-6)
+    # the list's links: parent <li> 2 chars all link, grandparent <ul> 4 chars all link, 2 nodes; the <a>
+    # (0.1), <li> (0.1), <ul> (0.2) hold less than 0.3 of the page, the <div> all of it: 3 levels
+    item = [0.1, 1.0, 0.2, 1.0, math.log1p(2) / 6.0, 0.3]
+    np.testing.assert_allclose(got[2], item, rtol=1e-6)
+    np.testing.assert_allclose(got[3], item, rtol=1e-6)
+
+
+def test_container_features_of_short_and_document_order_paths():
+    # a path of one or two steps has no parent or grandparent element: the whole page stands for it; a
+    # document-order path (a very deep element) keeps its slashes in one step
+    from edrew_scrapy.page import Node, Page
+
+    paths = ["/p[1]", "(//div)[7]", "(//div)[7]/*[last()]", "/html[1]/body[1]/div[1]/p[1]"]
+    nodes = [Node(index=i, tag="p", content="x" * (i + 1) * 3, retps="<#CNT><#SEP>p|1", bucket=1, parent=-1,
+                  path=path, depth=1, position=i, link_chars=i) for i, path in enumerate(paths)]
+    page = Page(url=None, nodes=nodes, count_tags=len(nodes))
+    expected = np.asarray([node_features(node, page) for node in page.nodes], dtype=np.float32)
+    np.testing.assert_array_equal(page_features(page), expected)
+    got = page_features(page)[:, 20:]
+    # "/p[1]": its parent is the document (all 30 characters, 6 in links), its grandparent the whole page
+    np.testing.assert_allclose(got[0, :4], [1.0, 6 / 30, 1.0, 6 / 30], rtol=1e-6)
+    # "(//div)[7]/*[last()]": its parent is (//div)[7], which holds it and itself: 6 + 9 characters
+    np.testing.assert_allclose(got[2, 0:2], [15 / 30, 3 / 15], rtol=1e-6)
+
+
+def test_models_that_read_16_or_20_features_are_unchanged():
+    # the container features come after the first 20: models that read 16 or 20 see what they saw before
+    from edrew_scrapy.model.features import DEFAULT_FEATURES
+    from edrew_scrapy.model.head import head_config
+
+    for html in PAGES + [CONTAINER_PAGE]:
+        page = serialize(html)
+        if not page.nodes:
+            continue
+        every = page_features(page)
+        before = np.asarray([node_features(node, page)[:DEFAULT_FEATURES] for node in page.nodes], dtype=np.float32)
+        for n in (14, 16, 20):
+            np.testing.assert_array_equal(page_features(page, n), before[:, :n])
+            np.testing.assert_array_equal(every[:, :n], before[:, :n])
+    assert head_config("d", 64, 3, 32)["n_features"] == DEFAULT_FEATURES == 20  # what a retrain reads by default

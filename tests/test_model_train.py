@@ -220,7 +220,21 @@ def test_a_head_can_read_fewer_features_as_older_models_do(tmp_path):
     scores = scorer.score(pages)
     assert all(s.shape == (len(p.nodes),) and np.all((s >= 0) & (s <= 1)) for s, p in zip(scores, pages))
     with pytest.raises(ValueError, match="--features must be"):
-        train_d(tmp_path, "f21", n_features=N_FEATURES + 1)
+        train_d(tmp_path, "f27", n_features=N_FEATURES + 1)
+
+
+def test_a_head_reads_the_container_features_when_told(tmp_path):
+    # `edrew train --features 26`: the six container features after the first 20; the default stays 20
+    from edrew_scrapy.data import simple
+    from edrew_scrapy.model.features import DEFAULT_FEATURES, N_FEATURES
+    from edrew_scrapy.training.train import TrainConfig
+
+    assert TrainConfig.n_features == DEFAULT_FEATURES == 20 < N_FEATURES == 26
+    scorer = train_d(tmp_path, "f26", n_features=N_FEATURES)
+    assert scorer.card["head"]["n_features"] == 26
+    pages = [lp.page for lp in simple.iter_pages(tmp_path / "data") if lp.page.nodes]
+    scores = scorer.score(pages)
+    assert all(s.shape == (len(p.nodes),) and np.all((s >= 0) & (s <= 1)) for s, p in zip(scores, pages))
 
 
 def test_the_card_records_the_epochs_that_retrain_the_same_head(tmp_path):
@@ -272,7 +286,7 @@ def test_a_wider_head_is_written_loaded_and_scores_as_trained(tmp_path):
     ({"val_fraction": 0.0}, "--val-fraction"),
     ({"val_fraction": 0.5, "test_fraction": 0.5}, "their sum below 1"),
     ({"limit": 2}, "--limit must be at least 3"),
-    ({"n_features": 0}, "--features must be 1..20"),
+    ({"n_features": 0}, "--features must be 1..26"),
     ({"node_weights": "linear"}, "--node-weights must be one of log, page-share"),
     ({"node_dim": 0}, "--node-dim must be 1..1024"),
     ({"context_dim": 4096}, "--context-dim must be 1..1024"),

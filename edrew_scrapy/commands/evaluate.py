@@ -99,7 +99,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "biLM pre-trained without its test pages (e.g. an earlier run's OUT/models/{split})")
     parser.add_argument("--train-features", type=int, default=None, metavar="N",
                         help="--train-model: the head reads the first N shallow features (edrew train "
-                             "--features; 16 is models/default's set; default: all of them)")
+                             "--features; 16 is models/default's set; 26 with the container features; default: 20)")
     parser.add_argument("--train-seed", type=int, default=None,
                         help="--train-model: the training seed (head initialisation, batch order, validation "
                              "domains), without changing the folds that --seed draws (default: --seed)")

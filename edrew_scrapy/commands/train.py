@@ -77,7 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_region_share(parser, "0.7 with the word metric, none with the node metric; written to the model card")
     parser.add_argument("--features", type=int, default=None, metavar="N",
                         help="shallow features the head reads: the first N (16: without the four declared-kind "
-                             "features, as models/default was trained; default: all of them)")
+                             "features, as models/default was trained; 26: with the six container features; "
+                             "default: 20)")
     parser.add_argument("--no-progress", action="store_true")
     # Each measured against the shipped recipe and not kept (docs/evaluation.md); the defaults are that recipe.
     experimental = parser.add_argument_group("experimental (ablations, not used by shipped models)")

@@ -40,11 +40,27 @@ FEATURE_NAMES = (
     # every node of a page: the node's other inputs cannot tell a product page's reviews from a review
     # article's paragraphs, the page's markup often can.
     "declares_product", "declares_article", "declares_discussion", "declares_collection",
+    # The node's containers, as readability scores them: the text under an element and how much of it is
+    # link text. The node's other features are its own; a paragraph of the article and one of a comment,
+    # or a "related" list's item and a list item of the article, differ mostly in what encloses them. For
+    # the parent element and the grandparent: their share of the page's characters and their link
+    # density (link characters over characters, every node under them); the grandparent's number of text
+    # nodes; and how many levels up the nearest element (the node's own included) holding at least
+    # CORE_SHARE of the page's characters is.
+    "parent_text_share", "parent_link_density", "grandparent_text_share", "grandparent_link_density",
+    "grandparent_log_nodes", "levels_to_core",
 )
 # Models record how many features they read (card: head.n_features); the first 14 are those of
 # models trained before the template-repetition features, the first 16 those of models trained before
-# the declared-kind features: both keep working unchanged.
+# the declared-kind features, the first 20 those of models trained before the container features: all
+# keep working unchanged.
 N_FEATURES = len(FEATURE_NAMES)
+# What `edrew train` reads unless told otherwise: everything but the container features, which were
+# measured and not made the default (docs/model.md).
+DEFAULT_FEATURES = 20
+CONTAINER_FEATURES = 6
+CORE_SHARE = 0.3     # levels_to_core: the share of the page's characters an element must hold
+CORE_LEVELS = 10     # levels_to_core counts at most this many levels (then / CORE_LEVELS, so in [0, 1])
 
 
 def retps_tokens(node: Node) -> List[str]:
@@ -88,7 +104,25 @@ def node_features(node: Node, page: Page) -> List[float]:
         math.log1p(sum(1 for other in page.nodes if retps_shape(other.retps) == retps_shape(node.retps))) / 6.0,
         sum(len(other.content) for other in page.nodes if retps_shape(other.retps) == retps_shape(node.retps))
         / max(sum(len(other.content) for other in page.nodes), 1),
-    ] + [1.0 if kind else 0.0 for kind in declared_kinds(page.declared)]
+    ] + [1.0 if kind else 0.0 for kind in declared_kinds(page.declared)] + _node_container(node, page)
+
+
+def _node_container(node: Node, page: Page) -> List[float]:
+    """The container features of one node by their definition (quadratic; page_features computes them in one
+    pass): the nodes under an element are those whose path steps start with the element's; the k-th
+    ancestor of a path of fewer than k + 1 steps stands for the whole page."""
+    steps = _steps(node.path)
+    total = max(sum(len(other.content) for other in page.nodes), 1)
+
+    def under(k: int):  # chars, link chars and nodes under the node's k-th ancestor element (0: its own)
+        inside = [o for o in page.nodes
+                  if len(steps) <= k or _steps(o.path)[:len(steps) - k] == steps[:len(steps) - k]]
+        return sum(len(o.content) for o in inside), sum(o.link_chars for o in inside), len(inside)
+
+    (p_chars, p_links, _), (g_chars, g_links, g_nodes) = under(1), under(2)
+    levels = next((k for k in range(len(steps)) if under(k)[0] / total >= CORE_SHARE), len(steps))
+    return [p_chars / total, min(p_links / max(p_chars, 1), 1.0), g_chars / total,
+            min(g_links / max(g_chars, 1), 1.0), math.log1p(g_nodes) / 6.0, min(levels, CORE_LEVELS) / CORE_LEVELS]
 
 
 _LETTER_BIT, _UPPER_BIT, _DIGIT_BIT, _PUNCT_BIT, _SPACE_BIT, _UNSPACED_BIT = 1, 2, 4, 8, 16, 32
@@ -159,7 +193,7 @@ def page_features(page: Page, n_features: int = N_FEATURES) -> np.ndarray:
     denom = np.maximum(n, 1.0)
     count_tags = max(page.count_tags, 1)
     n_nodes = max(len(nodes), 1)
-    out = np.empty((len(nodes), N_FEATURES), dtype=np.float64)
+    out = np.empty((len(nodes), max(n_features, DEFAULT_FEATURES)), dtype=np.float64)
     out[:, 0] = np.log1p(n) / 8.0
     out[:, 1] = np.log1p(words) / 6.0
     out[:, 2] = np.minimum(np.asarray([node.link_chars for node in nodes], dtype=np.float64) / denom, 1.0)
@@ -185,7 +219,50 @@ def page_features(page: Page, n_features: int = N_FEATURES) -> np.ndarray:
         out[:, 15] = np.bincount(ids, weights=n)[ids] / total_chars
     if n_features > 16:
         out[:, 16:20] = np.asarray(declared_kinds(page.declared), dtype=np.float64)
+    if n_features > 20:
+        out[:, 20:26] = container_features(nodes, n)
     return out[:, :n_features].astype(np.float32)
+
+
+def container_features(nodes: Sequence[Node], chars: np.ndarray) -> np.ndarray:
+    """(len(nodes), CONTAINER_FEATURES): FEATURE_NAMES' container features, `chars` each node's text length.
+
+    Every element on some node's path gets an id (a trie over the path steps, so an element is named once
+    however many nodes sit under it), and each node adds its characters, link characters and itself to every
+    element above it: one pass of sum(depth) steps."""
+    ids: Dict[tuple, int] = {}
+    chains = []
+    for node in nodes:
+        chain, at = [], -1
+        for step in _steps(node.path):
+            at = ids.setdefault((at, step), len(ids))
+            chain.append(at)
+        chains.append(chain)
+    lengths = np.fromiter((len(chain) for chain in chains), dtype=np.int64, count=len(chains))
+    flat = np.fromiter((i for chain in chains for i in chain), dtype=np.int64, count=int(lengths.sum()))
+    owner = np.repeat(np.arange(len(nodes)), lengths)
+    links = np.asarray([node.link_chars for node in nodes], dtype=np.float64)
+    total = max(float(chars.sum()), 1.0)
+    # per element; the last entry (id -1) stands for the whole page, above the root of a short path
+    under_chars = np.append(np.bincount(flat, weights=chars[owner], minlength=len(ids)), chars.sum())
+    under_links = np.append(np.bincount(flat, weights=links[owner], minlength=len(ids)), links.sum())
+    under_nodes = np.append(np.bincount(flat, minlength=len(ids)), len(nodes)).astype(np.float64)
+    ends = np.cumsum(lengths)  # a node's own element is flat[ends - 1], its k-th ancestor flat[ends - 1 - k]
+    out = np.empty((len(nodes), CONTAINER_FEATURES), dtype=np.float64)
+    for col, k in ((0, 1), (2, 2)):
+        element = np.where(lengths > k, flat[np.maximum(ends - 1 - k, 0)], -1)
+        out[:, col] = under_chars[element] / total
+        out[:, col + 1] = np.minimum(under_links[element] / np.maximum(under_chars[element], 1.0), 1.0)
+        if k == 2:
+            out[:, 4] = np.log1p(under_nodes[element]) / 6.0
+    # levels up from the node's own element (0) to the nearest holding CORE_SHARE of the page; its
+    # path's length when none does
+    up = np.repeat(ends - 1, lengths) - np.arange(len(flat))
+    core = under_chars[flat] / total >= CORE_SHARE
+    levels = lengths.copy()
+    np.minimum.at(levels, owner[core], up[core])
+    out[:, 5] = np.minimum(levels, CORE_LEVELS) / CORE_LEVELS
+    return out
 
 
 def distinct(items: Sequence[str]) -> List[str]:

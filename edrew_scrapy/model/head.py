@@ -13,7 +13,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .elmo import ScalarMix
-from .features import MAX_TREE_LEVELS, N_FEATURES, is_tree_levels
+from .features import DEFAULT_FEATURES, MAX_TREE_LEVELS, N_FEATURES, is_tree_levels
 
 VARIANTS = {
     "a": dict(use_text=False, use_features=False, use_context=False),
@@ -25,7 +25,7 @@ VARIANTS = {
 
 def head_config(variant: str, elmo_dim: int, n_layers: int, token_dim: int, node_dim: int = 48,
                 context_dim: int = 32, text_dim: int = 32, dropout: float = 0.2,
-                n_features: int = N_FEATURES, tree_levels: int = 0) -> dict:
+                n_features: int = DEFAULT_FEATURES, tree_levels: int = 0) -> dict:
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r} (choose from {', '.join(VARIANTS)})")
     if not (isinstance(n_features, int) and 0 < n_features <= N_FEATURES):

@@ -19,7 +19,7 @@ import torch
 from ..data import words
 from ..data.splits import GROUP_KEYS, group_key
 from ..model.elmo import ElmoBiLm, default_options
-from ..model.features import MAX_TREE_LEVELS, N_FEATURES, is_tree_levels
+from ..model.features import DEFAULT_FEATURES, MAX_TREE_LEVELS, N_FEATURES, is_tree_levels
 from ..model.files import is_number, is_positive_int, write_card
 from ..model.head import Head, head_config
 from ..model.scorer import save_model
@@ -151,8 +151,8 @@ class TrainConfig:
     skip_settled: bool = False
     # shallow features the head reads: the first n of features.FEATURE_NAMES. 16 (without the four
     # declared-kind features) reproduces models/default as shipped; 20, the default, is what the
-    # cross-validated fold models read (docs/model.md, "models/default")
-    n_features: int = N_FEATURES
+    # cross-validated fold models read (docs/model.md, "models/default"); 26 adds the container features
+    n_features: int = DEFAULT_FEATURES
     # each node's weight in the head's loss (head_training.NODE_WEIGHTS): "log", as every shipped model, or
     # "page-share", the node's share of its page's words (docs/evaluation.md)
     node_weights: str = "log"
