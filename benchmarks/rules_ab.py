@@ -43,19 +43,34 @@ class Replay:
         self.region_share = getattr(scorer, "region_share", None)
         self._scores = {id(p): s for p, s in zip(pages, score_pages(scorer, pages))}
 
+    def add_twins(self, twins):
+        """The scores of page p for twins[id(p)] too."""
+        for key, twin in twins.items():
+            self._scores[id(twin)] = self._scores[key]
+
     def score(self, pages, skip=None):
         return [self._scores[id(p)] for p in pages]
 
 
+def as_ref_page(page, ref_page, ref_node):
+    """`page` as a Page of the ref's package: every field the same (the nodes too)."""
+    values = {f.name: getattr(page, f.name) for f in dataclasses.fields(page)}
+    values["nodes"] = [ref_node(**{f.name: getattr(n, f.name) for f in dataclasses.fields(n)}) for n in page.nodes]
+    return ref_page(**{k: v for k, v in values.items() if k in {f.name for f in dataclasses.fields(ref_page)}})
+
+
 def first_difference(a, b) -> str:
-    """The first field (of every field but the replayed scores) in which two Extractions differ; "" if none."""
-    for f in dataclasses.fields(a):
-        x, y = getattr(a, f.name), getattr(b, f.name)
-        if f.name != "scores" and x != y:
-            if f.name in ("nodes", "comments"):
-                at = next((i for i, (p, q) in enumerate(zip(x, y)) if p != q), min(len(x), len(y)))
-                return f"{f.name}: {len(x)} != {len(y)} nodes, or node {at} differs"
-            return f"{f.name}: {x!r:.120} != {y!r:.120}"
+    """The first field (of every field but the replayed scores) in which two Extractions, of the ref's package and
+    of the tree's, differ; "" if none."""
+    x, y = dataclasses.asdict(a), dataclasses.asdict(b)
+    if set(x) != set(y):
+        return f"fields: {sorted(x)} != {sorted(y)}"
+    for key in x:
+        if key != "scores" and x[key] != y[key]:
+            if key in ("nodes", "comments"):
+                at = next((i for i, (p, q) in enumerate(zip(x[key], y[key])) if p != q), min(len(x[key]), len(y[key])))
+                return f"{key}: {len(x[key])} != {len(y[key])} nodes, or node {at} differs"
+            return f"{key}: {x[key]!r:.120} != {y[key]!r:.120}"
     return ""
 
 
@@ -74,11 +89,16 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="rules-ab-") as folder:
         ref_serialize(args.ref, folder)  # unpacks the ref as edrew_scrapy_ref and puts it on sys.path
         from edrew_scrapy_ref.extract import extract as ref_extract
+        from edrew_scrapy_ref.page import Node as RefNode
+        from edrew_scrapy_ref.page import Page as RefPage
 
+        # the same pages as the ref's own Page objects (its extract() takes no other), with the same scores
+        twins = {id(p): as_ref_page(p, RefPage, RefNode) for p in pages}
+        replay.add_twins(twins)
         differ = 0
         for off in [()] + ([] if args.no_off else [(r,) for r in OPTIONAL_RULES]):
             for page in pages:
-                a = ref_extract([page], replay, rules_off=off)[0]
+                a = ref_extract([twins[id(page)]], replay, rules_off=off)[0]
                 b = extract([page], replay, rules_off=off)[0]
                 why = first_difference(a, b)
                 if why:
@@ -98,7 +118,7 @@ def main() -> int:
                 for who in (("ref", "tree") if (i + r) % 2 == 0 else ("tree", "ref")):
                     gc.collect()  # neither pays for the collection of the other's garbage
                     t0 = time.process_time()
-                    fns[who]([page], replay)
+                    fns[who]([twins[id(page)] if who == "ref" else page], replay)
                     spent[who] += time.process_time() - t0
         ref_ms, tree_ms = (1000 * spent[k] / (len(pages) * args.repeats) for k in ("ref", "tree"))
         print(f"CPU ms/page of extract() with scores given (the rules): {args.ref} {ref_ms:.2f}, "

@@ -406,6 +406,14 @@ def for_screen_readers_only(node) -> bool:
     return not SCREEN_READER_CLASSES.isdisjoint(node.tokens)
 
 
+def _for_screen_readers_only(retps: str, seen: Dict[str, bool]) -> bool:
+    """for_screen_readers_only of a node with this reTPS, remembered in `seen`."""
+    hit = seen.get(retps)
+    if hit is None:
+        hit = seen[retps] = not SCREEN_READER_CLASSES.isdisjoint(retps.split(SEP) if retps else ())
+    return hit
+
+
 def layout_duplicates(nodes: Sequence, keep: Sequence[bool]) -> List[bool]:
     """Which kept nodes repeat the text of an earlier kept node in another layout: the same words
     (whitespace and case aside) under a reTPS of another shape (retps_shape: tags and classes, position
@@ -606,13 +614,13 @@ class _Facts:
         self._boxes: List[Optional[frozenset]] = [None] * len(nodes)
         self._comments: List[Optional[bool]] = [None] * len(nodes)
         self._by_word: Dict[str, frozenset] = {}
-        # (own, text): a reTPS (False) or a node's own id and class (True, _own_words) -> its boxes; -> whether
-        # in_comments' test of it passes
-        self._boxes_of: Dict[Tuple[bool, str], frozenset] = {}
-        self._comments_of: Dict[Tuple[bool, str], bool] = {}
+        # [0] of a reTPS, [1] of a node's own id and class (_own_words): its boxes; whether in_comments' test of
+        # it passes
+        self._boxes_of: Tuple[Dict[str, frozenset], Dict[str, frozenset]] = ({}, {})
+        self._comments_of: Tuple[Dict[str, bool], Dict[str, bool]] = ({}, {})
 
     def _named(self, own: bool, text: str) -> frozenset:
-        boxes = self._boxes_of.get((own, text))
+        boxes = self._boxes_of[own].get(text)
         if boxes is None:
             boxes = frozenset()
             for w in (text.split() if own else _retps_classes(text)):
@@ -620,13 +628,13 @@ class _Facts:
                 if of_word is None:
                     of_word = self._by_word[w] = _boxes_named(w)
                 boxes |= of_word
-            self._boxes_of[(own, text)] = boxes
+            self._boxes_of[own][text] = boxes
         return boxes
 
     def _commented(self, own: bool, text: str) -> bool:
-        comments = self._comments_of.get((own, text))
+        comments = self._comments_of[own].get(text)
         if comments is None:
-            comments = self._comments_of[(own, text)] = (_own_in_comments if own else _retps_in_comments)(text)
+            comments = self._comments_of[own][text] = (_own_in_comments if own else _retps_in_comments)(text)
         return comments
 
     def words(self, i: int) -> int:
@@ -927,12 +935,13 @@ def explain(page: Page, scores: Sequence[float], threshold: float, region_share:
             cut = min(cut, best_share * best)
     nodes = page.nodes
     reasons: List[str] = []
+    screen_reader: Dict[str, bool] = {}  # reTPS -> for_screen_readers_only: siblings share their reTPS
     for node, score in zip(nodes, scores):
         if node.boilerplate:
             reasons.append("boilerplate")
         elif region_share is not None and in_form_control(node):
             reasons.append("form-control")
-        elif region_share is not None and for_screen_readers_only(node):
+        elif region_share is not None and _for_screen_readers_only(node.retps, screen_reader):
             reasons.append("screen-reader-only")
         elif not score >= cut:
             reasons.append("below-threshold")
