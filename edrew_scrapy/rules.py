@@ -22,7 +22,7 @@ import numpy as np
 
 from .declared import declared_kinds
 from .page import Page
-from .tokens import retps_shape
+from .tokens import SEP, retps_shape
 from .words import count_words
 
 __all__ = ["ARTICLE_WORDS", "AUTHOR_BOX_WORDS", "CAPTION_WORDS", "CHROME_WORDS", "COMMENT_FORM_WORDS", "COMMENT_WORDS",
@@ -116,11 +116,17 @@ def _comment_token(token: str) -> bool:
 def in_comments(node) -> bool:
     """The node sits in a reader-comment section: a class or custom tag on its reTPS (the nearest ancestors,
     about 20 tokens) or its own class or id names one (COMMENT_WORDS). Classes are lower-case in the reTPS."""
-    retps = node.retps
-    if any(w in retps for w in COMMENT_WORDS) and any(_comment_token(t.split("|", 1)[0]) for t in node.tokens):
-        return True
-    attrs = node.attrs or {}
-    own = f"{attrs.get('id') or ''} {attrs.get('class') or ''}".lower()
+    return _retps_in_comments(node.retps) or _own_in_comments(_own_words(node))
+
+
+def _retps_in_comments(retps: str) -> bool:
+    """in_comments' test of the reTPS."""
+    return (any(w in retps for w in COMMENT_WORDS)
+            and any(_comment_token(t.split("|", 1)[0]) for t in retps.split(SEP)))
+
+
+def _own_in_comments(own: str) -> bool:
+    """in_comments' test of the node's own id and class (_own_words)."""
     return any(w in own for w in COMMENT_WORDS) and any(_comment_token(t) for t in own.split())
 
 
@@ -171,10 +177,25 @@ _NEAR_ELEMENTS = 3
 def _near_classes(node) -> List[str]:
     """The node's own id and class words and the class tokens of its reTPS up to _NEAR_ELEMENTS elements (the
     reTPS lists each element's classes, nearest first, then its "tag|bucket"), lower-case."""
+    return _own_words(node).split() + _retps_classes(node.retps)
+
+
+def _has_own(node) -> bool:
+    """The node has an id or a class of its own (_own_words is not blank)."""
+    return bool(node.attrs) and bool(node.attrs.get("id") or node.attrs.get("class"))
+
+
+def _own_words(node) -> str:
+    """The node's own id and class, lower-case, space-separated."""
     attrs = node.attrs or {}
-    words = f"{attrs.get('id') or ''} {attrs.get('class') or ''}".lower().split()
+    return f"{attrs.get('id') or ''} {attrs.get('class') or ''}".lower()
+
+
+def _retps_classes(retps: str) -> List[str]:
+    """_near_classes' words from the reTPS: its class tokens up to _NEAR_ELEMENTS elements."""
+    words = []
     elements = 0
-    for token in node.tokens:
+    for token in (retps.split(SEP) if retps else ()):
         if "|" in token:
             elements += 1
             if elements >= _NEAR_ELEMENTS:
@@ -342,11 +363,11 @@ def in_caption(node) -> bool:
     return node.tag == "figcaption" or _short_in_box(node, _CAPTION_TOKEN, CAPTION_WORDS)
 
 
-def _captions(page: Page, keep: Sequence[bool]) -> Optional[List[bool]]:
+def _captions(page: Page, keep: Sequence[bool], facts: "_Facts") -> Optional[List[bool]]:
     """Which kept nodes are photo captions to drop (in_caption), or None when there are none or when they hold at
     least half of the kept words: a photo story or a gallery page is its captions (as comments_are_content reads
     a thread that holds half of a page)."""
-    captions = [k and in_caption(n) for n, k in zip(page.nodes, keep)]
+    captions = [k and (page.nodes[i].tag == "figcaption" or facts.in_box("captions", i)) for i, k in enumerate(keep)]
     if not any(captions) or _word_share(page.nodes, keep, captions) >= 0.5:
         return None
     return captions
@@ -383,6 +404,14 @@ SCREEN_READER_CLASSES = frozenset({
 def for_screen_readers_only(node) -> bool:
     """A class on the node's reTPS is one of SCREEN_READER_CLASSES."""
     return not SCREEN_READER_CLASSES.isdisjoint(node.tokens)
+
+
+def _for_screen_readers_only(retps: str, seen: Dict[str, bool]) -> bool:
+    """for_screen_readers_only of a node with this reTPS, remembered in `seen`."""
+    hit = seen.get(retps)
+    if hit is None:
+        hit = seen[retps] = not SCREEN_READER_CLASSES.isdisjoint(retps.split(SEP) if retps else ())
+    return hit
 
 
 def layout_duplicates(nodes: Sequence, keep: Sequence[bool]) -> List[bool]:
@@ -511,14 +540,14 @@ def _word_share(nodes: Sequence, keep: Sequence[bool], marked: Sequence[bool]) -
     return inside / total if total else 0.0
 
 
-def _reader_comments(page: Page, keep: Sequence[bool]) -> Optional[List[bool]]:
+def _reader_comments(page: Page, keep: Sequence[bool], facts: "_Facts") -> Optional[List[bool]]:
     """Which kept nodes are reader comments to drop (in_comments), or None when there are none, when they
     are the page's content (comments_are_content) or when the page declares a product or a collection
     (a course page's "testimonials-comment" quotes; customer reviews have their own rule there)."""
     product, _article, _discussion, collection = declared_kinds(page.declared)
     if product or collection:
         return None
-    comments = [k and in_comments(n) for n, k in zip(page.nodes, keep)]
+    comments = [k and facts.in_comments(i) for i, k in enumerate(keep)]
     if not any(comments) or comments_are_content(page, page.nodes, keep, comments):
         return None
     return comments
@@ -546,21 +575,127 @@ _ARTICLE_TESTS = {"comment-forms": in_comment_form, "like-buttons": in_like_butt
                   "paywall-prompts": in_paywall_prompt, "author-boxes": in_author_box}
 
 
+def _chrome_word(word: str) -> bool:
+    return bool(_CHROME_TOKEN.search(word)) and not _NOT_CHROME.search(word)
+
+
+def _share_word(word: str) -> bool:
+    return bool(_SHARE_TOKEN.search(word)) and not _NOT_CHROME.search(word)
+
+
+# The box rules of _ARTICLE_TESTS and the caption class, as _Facts reads them: (the test of one class word, the
+# most words a node may have); page-chrome also wants a node that is not a heading, share-headings one that is.
+_BOX_RULES = {
+    "comment-forms": (_COMMENT_FORM_TOKEN.search, COMMENT_FORM_WORDS), "page-chrome": (_chrome_word, CHROME_WORDS),
+    "like-buttons": (_LIKE_TOKEN.search, LIKE_WORDS), "share-headings": (_share_word, CHROME_WORDS),
+    "related-boxes": (_RELATED_TOKEN.search, RELATED_WORDS), "signup-boxes": (_SIGNUP_TOKEN.search, SIGNUP_WORDS),
+    "credit-lines": (_CREDIT_TOKEN.search, CREDIT_WORDS), "consent-notices": (_CONSENT_TOKEN.search, CONSENT_WORDS),
+    "paywall-prompts": (_PAYWALL_TOKEN.search, PAYWALL_WORDS),
+    "author-boxes": (_AUTHOR_BOX_TOKEN.search, AUTHOR_BOX_WORDS), "captions": (_CAPTION_TOKEN.search, CAPTION_WORDS),
+}
+
+
+def _boxes_named(word: str) -> frozenset:
+    """The _BOX_RULES whose class-word test `word` passes."""
+    return frozenset(r for r, (test, _most) in _BOX_RULES.items() if test(word))
+
+
+class _Facts:
+    """What the article rules read of one page's nodes, each worked out once a page rather than once a node and
+    rule: a node's words, the boxes (_BOX_RULES) its near class words (_near_classes) name and whether it is in a
+    comment section, each class word and each distinct reTPS (siblings share theirs) looked at once.
+    in_box and in_comments answer as the per-node tests (in_related_box, in_page_chrome, ..., in_comments) do."""
+
+    __slots__ = ("nodes", "_words", "_boxes", "_comments", "_by_word", "_boxes_of", "_comments_of")
+
+    def __init__(self, nodes: Sequence):
+        self.nodes = nodes
+        self._words: List[Optional[int]] = [None] * len(nodes)
+        self._boxes: List[Optional[frozenset]] = [None] * len(nodes)
+        self._comments: List[Optional[bool]] = [None] * len(nodes)
+        self._by_word: Dict[str, frozenset] = {}
+        # [0] of a reTPS, [1] of a node's own id and class (_own_words): its boxes; whether in_comments' test of
+        # it passes
+        self._boxes_of: Tuple[Dict[str, frozenset], Dict[str, frozenset]] = ({}, {})
+        self._comments_of: Tuple[Dict[str, bool], Dict[str, bool]] = ({}, {})
+
+    def _named(self, own: bool, text: str) -> frozenset:
+        boxes = self._boxes_of[own].get(text)
+        if boxes is None:
+            boxes = frozenset()
+            for w in (text.split() if own else _retps_classes(text)):
+                of_word = self._by_word.get(w)
+                if of_word is None:
+                    of_word = self._by_word[w] = _boxes_named(w)
+                boxes |= of_word
+            self._boxes_of[own][text] = boxes
+        return boxes
+
+    def _commented(self, own: bool, text: str) -> bool:
+        comments = self._comments_of[own].get(text)
+        if comments is None:
+            comments = self._comments_of[own][text] = (_own_in_comments if own else _retps_in_comments)(text)
+        return comments
+
+    def words(self, i: int) -> int:
+        """count_words of node i's text."""
+        n = self._words[i]
+        if n is None:
+            n = self._words[i] = count_words(self.nodes[i].content)
+        return n
+
+    def boxes(self, i: int) -> frozenset:
+        """The _BOX_RULES whose class words node i's near classes hold, whatever its words and tag."""
+        boxes = self._boxes[i]
+        if boxes is None:
+            node = self.nodes[i]
+            boxes = self._named(False, node.retps)
+            if _has_own(node):
+                boxes = boxes | self._named(True, _own_words(node))
+            self._boxes[i] = boxes
+        return boxes
+
+    def in_box(self, reason: str, i: int) -> bool:
+        """Node i is a short text in the box `reason` (a key of _BOX_RULES) names."""
+        if reason not in self.boxes(i):
+            return False
+        tag = self.nodes[i].tag
+        if reason == "page-chrome" and tag in _HEADINGS:
+            return False
+        if reason == "share-headings" and tag not in _HEADINGS:
+            return False
+        return self.words(i) <= _BOX_RULES[reason][1]
+
+    def in_comments(self, i: int) -> bool:
+        """in_comments(node i)."""
+        comments = self._comments[i]
+        if comments is None:
+            node = self.nodes[i]
+            comments = self._commented(False, node.retps) or (_has_own(node)
+                                                               and self._commented(True, _own_words(node)))
+            self._comments[i] = comments
+        return comments
+
+
 def _article_rules(page: Page, keep: Sequence[bool], off: Collection[str]):
     """(reason, nodes to drop) of the rules against an article's surroundings, in order, each on what the
     one before left kept: reader comments, comment reply forms, share and gallery chrome, like buttons, share bars'
     headings, related posts, sign-up boxes, credit lines, consent notices, paywall pitches, author boxes, captions."""
     keep = list(keep)
+    facts = _Facts(page.nodes)
+    # the boxes any kept node is in: a rule whose box no kept node is in drops nothing (keep only shrinks)
+    named = frozenset().union(*(facts.boxes(i) for i, k in enumerate(keep) if k))
     for reason in ARTICLE_RULES:
         if reason in off:
             continue
         if reason == "reader-comments":
-            drop = _reader_comments(page, keep)
+            drop = _reader_comments(page, keep, facts)
         elif reason == "captions":
-            drop = _captions(page, keep)
+            drop = _captions(page, keep, facts)
+        elif reason in named:
+            drop = [k and facts.in_box(reason, i) for i, k in enumerate(keep)]
         else:
-            test = _ARTICLE_TESTS[reason]
-            drop = [k and test(n) for n, k in zip(page.nodes, keep)]
+            continue
         if drop is not None and any(drop):
             keep = [k and not d for k, d in zip(keep, drop)]
             yield reason, drop
@@ -578,7 +713,8 @@ def reader_comment_nodes(page: Page, decision: "Decision") -> List[bool]:
     product, _article, discussion, collection = declared_kinds(page.declared)
     if product or collection or discussion:
         return [False] * len(nodes)
-    candidates = [r not in _SETTLED_REASONS and in_comments(n) for n, r in zip(nodes, decision.reasons)]
+    facts = _Facts(nodes)
+    candidates = [r not in _SETTLED_REASONS and facts.in_comments(i) for i, r in enumerate(decision.reasons)]
     if not any(candidates):
         return candidates
     # the share of comment words among the nodes that passed the threshold, as _reader_comments measures it
@@ -799,12 +935,13 @@ def explain(page: Page, scores: Sequence[float], threshold: float, region_share:
             cut = min(cut, best_share * best)
     nodes = page.nodes
     reasons: List[str] = []
+    screen_reader: Dict[str, bool] = {}  # reTPS -> for_screen_readers_only: siblings share their reTPS
     for node, score in zip(nodes, scores):
         if node.boilerplate:
             reasons.append("boilerplate")
         elif region_share is not None and in_form_control(node):
             reasons.append("form-control")
-        elif region_share is not None and for_screen_readers_only(node):
+        elif region_share is not None and _for_screen_readers_only(node.retps, screen_reader):
             reasons.append("screen-reader-only")
         elif not score >= cut:
             reasons.append("below-threshold")
