@@ -165,3 +165,25 @@ def test_honest_metric_validation_is_page_word_f1s(monkeypatch):
         for t, scores in zip(THRESHOLDS, want):
             assert np.array_equal(fast(probs, t), scores), t
     assert len(pages) >= 4 and len({float(s.mean()) for want in expected for s in want}) > 2
+
+
+def test_news_route_takes_the_news_row_on_confident_articles_only(tmp_path):
+    import json
+
+    head = "page_id,group,extractor,word_p,word_r,word_f1,tp,fp,fn,nodes,dataset,failed\n"
+    rows = {"a": ("article", 0.9, 0.5), "b": ("article", 0.6, 0.5), "c": ("listing", 0.99, 0.9)}
+    news = {"a": 0.9, "b": 0.8, "c": 0.1}
+    (tmp_path / "runs.csv").write_text(head + "".join(
+        f"{p},art,{name},{f1},{f1},{f1},3,1,1,10,d,\n" for p, (_, _, base) in rows.items()
+        for name, f1 in (("news", news[p]), ("base", base))), encoding="utf-8")
+    (tmp_path / "types.csv").write_text("page_id,label,type,prob,fold_type,fold_prob\n" + "".join(
+        f"{p},,{kind},{prob},,\n" for p, (kind, prob, _) in rows.items()), encoding="utf-8")
+    out = tmp_path / "out.json"
+    assert _script("news_route").main(["route", "--news", f"{tmp_path}/runs.csv:news", "--base",
+                                       f"{tmp_path}/runs.csv:base", "--types", str(tmp_path / "types.csv"),
+                                       "--json", str(out)]) == 0
+    got = json.loads(out.read_text())["thresholds"]
+    # everywhere: (0.4 + 0.3 - 0.8) / 3; at 0.5 a and b routed; at 0.8 only a; c is no article at any threshold
+    for key, mean, routed in (("news", -0.1 / 3, 3), ("0.5", 0.7 / 3, 2), ("0.8", 0.4 / 3, 1)):
+        assert abs(got[key]["all"]["diff_word_f1"][0] - mean) < 1e-9 and got[key]["all"]["to_news"] == routed
+    assert got["0.8"]["all"]["up"] == 1 and got["0.8"]["all"]["down"] == 0
