@@ -163,8 +163,8 @@ def validation_scorer(pages, references, region_share):
       unsettled score), and _decide reads the scores only through which of them reach that threshold (and
       the fixed scores themselves): the kept sets are nested, so their size names them, and each distinct one
       is decided and scored once;
-    - the rules' per-node tests (rules._ARTICLE_TESTS, settled, count_words) are pure functions of the node or
-      its text and are remembered.
+    - the rules' per-node tests (settled, count_words) are pure functions of the node or its text and are
+      remembered (the article rules read each page's facts once themselves: rules._Facts).
     `check_validation` compares it with page_word_f1s."""
     import functools
 
@@ -174,8 +174,6 @@ def validation_scorer(pages, references, region_share):
     from edrew_scrapy.data.align import word_f1
 
     if not _PATCHED:
-        for name, test in list(rules._ARTICLE_TESTS.items()):
-            rules._ARTICLE_TESTS[name] = _node_memo(test)
         rules.settled = _node_memo(rules.settled)
         rules.count_words = functools.lru_cache(maxsize=None)(rules.count_words)
         _PATCHED.append(True)

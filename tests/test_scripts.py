@@ -150,7 +150,6 @@ def test_honest_metric_validation_is_page_word_f1s(monkeypatch):
 
     for name in ("settled", "count_words"):
         monkeypatch.setattr(rules, name, getattr(rules, name))
-    monkeypatch.setattr(rules, "_ARTICLE_TESTS", dict(rules._ARTICLE_TESTS))
     data = ROOT / "tests" / "fixtures" / "data"
     labelled = [*wcxb.iter_pages(data / "wcxb"), *simple.iter_pages(data / "simple")]
     labelled = [lp for lp in labelled if lp.page.nodes]
