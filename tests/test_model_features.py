@@ -31,7 +31,7 @@ PAGES = [
 def test_vectorised_features_equal_the_definition(html):
     page = serialize(html)
     expected = np.asarray([node_features(node, page) for node in page.nodes], dtype=np.float32)
-    got = page_features(page)
+    got = page_features(page, N_FEATURES)
     assert got.shape == (len(page.nodes), N_FEATURES)
     assert got.dtype == np.float32
     if len(page.nodes):
@@ -50,13 +50,13 @@ def test_every_code_point_class_matches_the_regexes():
 def test_models_that_read_fewer_features_get_the_first_ones():
     # models trained before the template-repetition features read 14
     page = serialize(PAGES[0])
-    np.testing.assert_array_equal(page_features(page, 14), page_features(page)[:, :14])
+    np.testing.assert_array_equal(page_features(page, 14), page_features(page, N_FEATURES)[:, :14])
 
 
 def test_template_repetition_features():
     page = serialize("<ul><li><a href=/a>One</a></li><li><a href=/b>Two</a></li><li><a href=/c>Six</a></li></ul>"
                      "<p>" + "word " * 30 + "</p>")
-    feats = page_features(page)
+    feats = page_features(page, N_FEATURES)
     items = [k for k, n in enumerate(page.nodes) if n.content in ("One", "Two", "Six")]
     para = [k for k, n in enumerate(page.nodes) if n.content.startswith("word")][0]
     assert len(items) == 3
@@ -72,7 +72,7 @@ def test_declared_kind_features_are_the_same_for_every_node():
     assert feats.shape[1] == 20
     # declares_product, declares_article, declares_discussion, declares_collection
     np.testing.assert_array_equal(feats[:, 16:20], np.tile([1.0, 1.0, 0.0, 0.0], (len(page.nodes), 1)))
-    assert not page_features(serialize(PAGES[2]))[:, 16:20].any()
+    assert not page_features(serialize(PAGES[2]), N_FEATURES)[:, 16:20].any()
     np.testing.assert_array_equal(page_features(page, 16), feats[:, :16])  # models trained before them
 
 
@@ -80,7 +80,7 @@ def test_chinese_text_counts_its_words_and_ends_its_sentences():
     import math
 
     page = serialize("<p>河畔市议会周二晚上以九票对四票通过决议。</p><p>one two three</p>")
-    feats = page_features(page)
+    feats = page_features(page, N_FEATURES)
     assert feats[0, 1] == pytest.approx(math.log1p(11) / 6.0)  # 19 characters in 10 pieces, and "。"
     assert feats[0, 11] == 1.0 and feats[1, 11] == 0.0     # ends_sentence: "。" ends a sentence
     assert feats[0, 3] == pytest.approx(1 / 20)             # punct_ratio: "。" is punctuation
@@ -96,7 +96,7 @@ def test_word_counts_follow_str_split_on_every_kind_of_space():
                   path=f"/p[{i}]", depth=1, position=i, link_chars=0) for i, c in enumerate(contents)]
     page = Page(url=None, nodes=nodes, count_tags=len(nodes))
     expected = np.asarray([node_features(node, page) for node in page.nodes], dtype=np.float32)
-    np.testing.assert_array_equal(page_features(page), expected)
+    np.testing.assert_array_equal(page_features(page, N_FEATURES), expected)
 
 
 def test_ancestor_groups_follow_the_element_tree():
@@ -134,7 +134,7 @@ def test_container_features_on_a_page_computed_by_hand():
 
     page = serialize(CONTAINER_PAGE)
     assert [n.content for n in page.nodes] == ["aaaa, bbbb.", "cc dd", "ee", "ff"]  # 20 characters, 6 in links
-    feats = page_features(page)
+    feats = page_features(page, N_FEATURES)
     assert N_FEATURES == DEFAULT_FEATURES + CONTAINER_FEATURES == len(FEATURE_NAMES)
     assert FEATURE_NAMES[DEFAULT_FEATURES:] == (
         "parent_text_share", "parent_link_density", "grandparent_text_share", "grandparent_link_density",
@@ -162,8 +162,8 @@ def test_container_features_of_short_and_document_order_paths():
                   path=path, depth=1, position=i, link_chars=i) for i, path in enumerate(paths)]
     page = Page(url=None, nodes=nodes, count_tags=len(nodes))
     expected = np.asarray([node_features(node, page) for node in page.nodes], dtype=np.float32)
-    np.testing.assert_array_equal(page_features(page), expected)
-    got = page_features(page)[:, 20:]
+    np.testing.assert_array_equal(page_features(page, N_FEATURES), expected)
+    got = page_features(page, N_FEATURES)[:, 20:]
     # "/p[1]": its parent is the document (all 30 characters, 6 in links), its grandparent the whole page
     np.testing.assert_allclose(got[0, :4], [1.0, 6 / 30, 1.0, 6 / 30], rtol=1e-6)
     # "(//div)[7]/*[last()]": its parent is (//div)[7], which holds it and itself: 6 + 9 characters
@@ -179,7 +179,7 @@ def test_models_that_read_16_or_20_features_are_unchanged():
         page = serialize(html)
         if not page.nodes:
             continue
-        every = page_features(page)
+        every = page_features(page, N_FEATURES)
         before = np.asarray([node_features(node, page)[:DEFAULT_FEATURES] for node in page.nodes], dtype=np.float32)
         for n in (14, 16, 20):
             np.testing.assert_array_equal(page_features(page, n), before[:, :n])

@@ -151,7 +151,7 @@ def _class_table() -> np.ndarray:
     return _table
 
 
-def page_features(page: Page, n_features: int = N_FEATURES) -> np.ndarray:
+def page_features(page: Page, n_features: int = DEFAULT_FEATURES) -> np.ndarray:
     """(len(page.nodes), n_features) float32: the first `n_features` of node_features for every node,
     vectorised.
 

@@ -18,7 +18,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ..model.elmo import ElmoBiLm, char_tensor, pool_sequences
-from ..model.features import MAX_TREE_LEVELS, N_FEATURES, ancestor_groups, page_features, retps_tokens, text_words
+from ..model.features import DEFAULT_FEATURES, MAX_TREE_LEVELS, ancestor_groups, page_features, retps_tokens, text_words
 from ..model.head import Head
 from ..page import Page
 from ..words import count_words
@@ -60,7 +60,7 @@ class Encoded:
 
 @torch.inference_mode()
 def encode_pages(bilm: ElmoBiLm, pages: Sequence[Page], labels: Sequence[Sequence[int]], batch_size: int = 512,
-                 progress: bool = True, skip: Optional[Callable] = None, n_features: int = N_FEATURES,
+                 progress: bool = True, skip: Optional[Callable] = None, n_features: int = DEFAULT_FEATURES,
                  node_weights: str = "log", known: Optional[Sequence[Optional[Sequence[int]]]] = None) -> Encoded:
     """Frozen biLM vectors of every page's distinct reTPS and words, and one item per page for the head.
 
