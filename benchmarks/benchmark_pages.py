@@ -1,11 +1,13 @@
 """What the one-core benchmarks share: their pages (the .html / .htm / .gz files of a folder, as bytes,
 gzip undone) and the --pages option that names them, the head of a page a benchmark's local server sends,
-and pinning the process to one core."""
+pinning the process to one core, and timing a git ref's code against the working tree's page by page."""
 from __future__ import annotations
 
 import argparse
+import gc
 import gzip
 import os
+import time
 from pathlib import Path
 
 
@@ -59,3 +61,20 @@ def add_pages_option(ap: argparse.ArgumentParser) -> None:
     wcxb = os.environ.get("EDREW_WCXB")
     ap.add_argument("--pages", type=Path, default=os.environ.get("EDREW_WCXB_HTML") or (wcxb and Path(wcxb, "html")),
                     help="folder of .html / .html.gz pages (default: EDREW_WCXB_HTML, or EDREW_WCXB/html)")
+
+
+def alternating_cpu_ms(pages: list, repeats: int, call, before=None) -> dict:
+    """CPU ms a page of call("ref", page) and call("tree", page): which goes first alternates from page to
+    page and pass to pass, so that load and cache warmth fall on both alike, and the garbage is collected
+    before each call, so that neither pays for the other's. before(who), if given, runs untimed first."""
+    spent = {"ref": 0.0, "tree": 0.0}
+    for r in range(repeats):
+        for i, page in enumerate(pages):
+            for who in (("ref", "tree") if (i + r) % 2 == 0 else ("tree", "ref")):
+                if before is not None:
+                    before(who)
+                gc.collect()
+                t0 = time.process_time()
+                call(who, page)
+                spent[who] += time.process_time() - t0
+    return {who: 1000 * cpu / (len(pages) * repeats) for who, cpu in spent.items()}

@@ -19,13 +19,12 @@ import dataclasses
 import gc
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmark_pages import load_pages  # noqa: E402
+from benchmark_pages import alternating_cpu_ms, load_pages  # noqa: E402
 from serializer_ab import ref_serialize  # noqa: E402
 
 from edrew_scrapy.extract import extract, score_pages  # noqa: E402
@@ -113,16 +112,10 @@ def main() -> int:
             return 1 if differ else 0
         gc.collect()
         gc.freeze()  # the pages and the model stay: each collection below then looks at the calls' garbage alone
-        spent = {"ref": 0.0, "tree": 0.0}
         fns = {"ref": ref_extract, "tree": extract}
-        for r in range(args.repeats):
-            for i, page in enumerate(pages):
-                for who in (("ref", "tree") if (i + r) % 2 == 0 else ("tree", "ref")):
-                    gc.collect()  # neither pays for the collection of the other's garbage
-                    t0 = time.process_time()
-                    fns[who]([twins[id(page)] if who == "ref" else page], replay)
-                    spent[who] += time.process_time() - t0
-        ref_ms, tree_ms = (1000 * spent[k] / (len(pages) * args.repeats) for k in ("ref", "tree"))
+        ms = alternating_cpu_ms(pages, args.repeats,
+                                lambda who, page: fns[who]([twins[id(page)] if who == "ref" else page], replay))
+        ref_ms, tree_ms = ms["ref"], ms["tree"]
         print(f"CPU ms/page of extract() with scores given (the rules): {args.ref} {ref_ms:.2f}, "
               f"working tree {tree_ms:.2f}; {args.ref}/working tree {ref_ms / tree_ms:.2f}x")
     return 1 if differ else 0

@@ -17,20 +17,18 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import gc
 import io
 import os
 import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmark_pages import load_pages  # noqa: E402
+from benchmark_pages import alternating_cpu_ms, load_pages  # noqa: E402
 
 import edrew_scrapy.serializer as serializer_module  # noqa: E402
 from edrew_scrapy.serializer import serialize  # noqa: E402
@@ -106,21 +104,17 @@ def main() -> int:
         print(f"{len(pages)} pages: {differ} differ from {args.ref}'s output")
         if args.repeats <= 0:
             return 1 if differ else 0
-        spent = {"ref": 0.0, "tree": 0.0}
         fns = {"ref": ref_fn, "tree": serialize}
         caches = {who: [cache for module in (sys.modules[fn.__module__],) for name, cache in vars(module).items()
                         if name in COLD_CACHES and isinstance(cache, dict)] for who, fn in fns.items()}
-        for r in range(args.repeats):
-            for i, page in enumerate(pages):
-                for who in (("ref", "tree") if (i + r) % 2 == 0 else ("tree", "ref")):
-                    if args.cold:
-                        for cache in caches[who]:
-                            cache.clear()
-                    gc.collect()  # neither pays for the collection of the other's garbage
-                    t0 = time.process_time()
-                    fns[who](page, url=args.url)
-                    spent[who] += time.process_time() - t0
-        ref_ms, tree_ms = (1000 * spent[k] / (len(pages) * args.repeats) for k in ("ref", "tree"))
+
+        def empty_caches(who):
+            for cache in caches[who]:
+                cache.clear()
+
+        ms = alternating_cpu_ms(pages, args.repeats, lambda who, page: fns[who](page, url=args.url),
+                                before=empty_caches if args.cold else None)
+        ref_ms, tree_ms = ms["ref"], ms["tree"]
         print(f"CPU ms/page: {args.ref} {ref_ms:.2f}, working tree {tree_ms:.2f}; "
               f"{args.ref}/working tree {ref_ms / tree_ms:.2f}x (target: serializer <= 5 ms a page)")
     return 1 if differ else 0
