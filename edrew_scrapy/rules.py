@@ -221,7 +221,12 @@ def in_page_chrome(node) -> bool:
     markup (_CHROME_TOKEN on a class of its own or of its two nearest ancestors)."""
     if node.tag in _HEADINGS or count_words(node.content) > CHROME_WORDS:
         return False
-    return any(_CHROME_TOKEN.search(t) and not _NOT_CHROME.search(t) for t in _near_classes(node))
+    return any(_chrome_word(t) for t in _near_classes(node))
+
+
+def _chrome_word(word: str) -> bool:
+    """A class word of share, print or gallery chrome (not a share price)."""
+    return bool(_CHROME_TOKEN.search(word)) and not _NOT_CHROME.search(word)
 
 
 # Class words of the boxes that point away from an article: related, recommended and recent posts (WordPress's
@@ -384,7 +389,12 @@ def is_share_heading(node) -> bool:
     or of its two nearest ancestors): a share bar's title, never an article's section heading."""
     if node.tag not in _HEADINGS or count_words(node.content) > CHROME_WORDS:
         return False
-    return any(_SHARE_TOKEN.search(t) and not _NOT_CHROME.search(t) for t in _near_classes(node))
+    return any(_share_word(t) for t in _near_classes(node))
+
+
+def _share_word(word: str) -> bool:
+    """A class word of share markup (not a share price)."""
+    return bool(_SHARE_TOKEN.search(word)) and not _NOT_CHROME.search(word)
 
 
 # Utility classes that hide text from the eye and keep it for screen readers (Bootstrap 3 and 5, WordPress,
@@ -569,22 +579,9 @@ def _check_off(off: Collection[str]) -> frozenset:
     return off
 
 
-_ARTICLE_TESTS = {"comment-forms": in_comment_form, "like-buttons": in_like_button, "page-chrome": in_page_chrome,
-                  "share-headings": is_share_heading, "related-boxes": in_related_box,
-                  "signup-boxes": in_signup_box, "credit-lines": in_credit_line, "consent-notices": in_consent_notice,
-                  "paywall-prompts": in_paywall_prompt, "author-boxes": in_author_box}
-
-
-def _chrome_word(word: str) -> bool:
-    return bool(_CHROME_TOKEN.search(word)) and not _NOT_CHROME.search(word)
-
-
-def _share_word(word: str) -> bool:
-    return bool(_SHARE_TOKEN.search(word)) and not _NOT_CHROME.search(word)
-
-
-# The box rules of _ARTICLE_TESTS and the caption class, as _Facts reads them: (the test of one class word, the
-# most words a node may have); page-chrome also wants a node that is not a heading, share-headings one that is.
+# The box rules of ARTICLE_RULES (each also a per-node test: in_related_box, in_page_chrome, ...) and the
+# caption class, as _Facts reads them: (the test of one class word, the most words a node may have); page-chrome
+# also wants a node that is not a heading, share-headings one that is.
 _BOX_RULES = {
     "comment-forms": (_COMMENT_FORM_TOKEN.search, COMMENT_FORM_WORDS), "page-chrome": (_chrome_word, CHROME_WORDS),
     "like-buttons": (_LIKE_TOKEN.search, LIKE_WORDS), "share-headings": (_share_word, CHROME_WORDS),

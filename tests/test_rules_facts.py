@@ -52,6 +52,12 @@ def _pages():
 
 
 PAGES = _pages()
+# Each box rule of ARTICLE_RULES as its per-node test: what rules._Facts must answer as.
+ARTICLE_TESTS = {"comment-forms": rules.in_comment_form, "like-buttons": rules.in_like_button,
+                 "page-chrome": rules.in_page_chrome, "share-headings": rules.is_share_heading,
+                 "related-boxes": rules.in_related_box, "signup-boxes": rules.in_signup_box,
+                 "credit-lines": rules.in_credit_line, "consent-notices": rules.in_consent_notice,
+                 "paywall-prompts": rules.in_paywall_prompt, "author-boxes": rules.in_author_box}
 
 
 def test_facts_answer_as_the_per_node_tests():
@@ -60,7 +66,7 @@ def test_facts_answer_as_the_per_node_tests():
     for page in PAGES:
         facts = rules._Facts(page.nodes)
         for i, node in enumerate(page.nodes):
-            for reason, test in rules._ARTICLE_TESTS.items():
+            for reason, test in ARTICLE_TESTS.items():
                 got = facts.in_box(reason, i)
                 assert got == test(node), (reason, node.content[:60], node.retps[:80])
                 if got:
@@ -70,7 +76,7 @@ def test_facts_answer_as_the_per_node_tests():
             assert facts.in_comments(i) == comment, (node.content[:60], node.retps[:80])
             seen.update(name for name, yes in (("captions", caption), ("comments", comment)) if yes)
     # every box kind was found somewhere, so the comparison covers each rule's yes as well as its no
-    assert seen >= set(rules._ARTICLE_TESTS) | {"captions", "comments"}, set(rules._ARTICLE_TESTS) - seen
+    assert seen >= set(ARTICLE_TESTS) | {"captions", "comments"}, set(ARTICLE_TESTS) - seen
 
 
 def _article_rules_node_by_node(page, keep, off):
@@ -89,7 +95,7 @@ def _article_rules_node_by_node(page, keep, off):
             if not any(drop) or rules._word_share(page.nodes, keep, drop) >= 0.5:
                 drop = None
         else:
-            drop = [k and rules._ARTICLE_TESTS[reason](n) for n, k in zip(page.nodes, keep)]
+            drop = [k and ARTICLE_TESTS[reason](n) for n, k in zip(page.nodes, keep)]
         if drop is not None and any(drop):
             keep = [k and not d for k, d in zip(keep, drop)]
             yield reason, drop
