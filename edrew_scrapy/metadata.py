@@ -215,8 +215,8 @@ def _read_tree(tree, text: str, url: Optional[str], skipped: List[str]) -> Optio
     if title is not None:
         declared.title = _clean(title.text())
     found = _Selected(tree)
-    declared.items.extend(_jsonld_items(tree, skipped, found.jsonld))
-    source = (_microdata_source(tree, text, found.items, found.itemref) if found.items
+    declared.items.extend(_jsonld_items(found.jsonld, skipped))
+    source = (_microdata_source(tree, text, found) if found.items
               and _needs_microdata(declared.items) and _microdata_could_add(tree, found.itemtypes) else None)
     if source is not None:
         declared.items.extend(_microdata_items(source, url, skipped))
@@ -224,7 +224,7 @@ def _read_tree(tree, text: str, url: Optional[str], skipped: List[str]) -> Optio
         declared.og = _opengraph(tree)
     except Exception:  # noqa: BLE001 - a hostile prefix attribute
         skipped.append("opengraph")
-    declared.meta = _meta(tree, found.meta)
+    declared.meta = _meta(found.meta)
     declared.bylines = _bylines(tree)
     declared.posters = _posters(tree)
     declared.headings = [_clean(h.text()) for h in found.h1[:5]]
@@ -348,10 +348,10 @@ def _same_text(html: HtmlInput, encoding: Optional[str], page) -> bool:
 
 # ---- JSON-LD and microdata -----------------------------------------------------------------------------
 
-def _jsonld_items(tree, skipped: List[str], scripts: Optional[list] = None) -> List[Dict[str, Any]]:
-    """The JSON-LD items of the tree's `<script type="application/ld+json">` (`scripts`, where selected)."""
+def _jsonld_items(scripts: list, skipped: List[str]) -> List[Dict[str, Any]]:
+    """The JSON-LD items of a tree's `<script type="application/ld+json">`s (_Selected.jsonld)."""
     items: List[Dict[str, Any]] = []
-    for script in tree.css('script[type="application/ld+json"]') if scripts is None else scripts:
+    for script in scripts:
         source = script.text() or ""
         if len(source) > MAX_JSONLD_CHARS:
             skipped.append("jsonld-too-large")
@@ -452,16 +452,16 @@ _ANY_ITEM_SELECTOR = ", ".join(f"[itemprop~={name}]" for name in _ANY_ITEM_PROPS
 _SITE_TYPES = frozenset({"website", "organization", "newsmediaorganization", "corporation"})
 
 
-def _microdata_could_add(tree, typed: Optional[list] = None) -> bool:
+def _microdata_could_add(tree, typed: list) -> bool:
     """Whether extruct's microdata items could change a field, read from lexbor's tree without lxml's
     parse: an item typed as one whose properties describe() reads (an article, a product, a web page, the
     site, ...) or, on an item of any type, a property read from every item (a date, the language, the
     publisher). Breadcrumbs, offers, ratings and the like alone change nothing. `typed`: the elements with
-    `itemtype`, where selected."""
+    `itemtype` (_Selected.itemtypes)."""
     try:
         if tree.css_first(_ANY_ITEM_SELECTOR) is not None:
             return True
-        for el in tree.css("[itemtype]") if typed is None else typed:
+        for el in typed:
             names = set(type_names({"@type": (el.attributes.get("itemtype") or "").split()}))
             if names & (_PRIMARY | _PAGE | _SITE_TYPES):
                 return True
@@ -470,19 +470,17 @@ def _microdata_could_add(tree, typed: Optional[list] = None) -> bool:
     return False
 
 
-def _microdata_source(tree, text: str, items: Optional[list] = None, itemref: Optional[bool] = None) -> Optional[str]:
+def _microdata_source(tree, text: str, found: "_Selected") -> Optional[str]:
     """What extruct's microdata reader gets: the markup of the outermost items (elements with `itemscope`
     inside none), serialised from lexbor's tree, where they are not the whole page (`<html>` or `<body>` an
     item) and no item refers to others by id (`itemref`); else the page; None for a page without items.
-    lxml's parse and extruct's walk then cost the items' size, not the page's. `items` (the elements with
-    `itemscope`) and `itemref` (whether an element has one): where selected."""
+    lxml's parse and extruct's walk then cost the items' size, not the page's. `found`: the tree's items
+    (elements with `itemscope`) and whether an element has `itemref`."""
     try:
-        items = tree.css("[itemscope]") if items is None else items
+        items = found.items
         if not items:
             return None
-        if itemref is None:
-            itemref = tree.css_first("[itemref]") is not None
-        if len(items) > MAX_ITEMSCOPES or itemref:
+        if len(items) > MAX_ITEMSCOPES or found.itemref:
             return text
         inner = {el.mem_id for el in tree.css("[itemscope] [itemscope]")}
         outer = [el for el in items if el.mem_id not in inner]
@@ -628,10 +626,10 @@ def _opengraph(tree) -> Dict[str, str]:
     return out
 
 
-def _meta(tree, metas: Optional[list] = None) -> Dict[str, str]:
-    """Each `<meta>`'s name (property, itemprop, http-equiv) -> its first content (`metas`: where selected)."""
+def _meta(metas: list) -> Dict[str, str]:
+    """Each `<meta>`'s name (property, itemprop, http-equiv) -> its first content (`metas`: _Selected.meta)."""
     out: Dict[str, str] = {}
-    for el in tree.css("meta") if metas is None else metas:
+    for el in metas:
         a = el.attributes
         key = a.get("name") or a.get("property") or a.get("itemprop") or a.get("http-equiv")
         value = a.get("content")

@@ -772,26 +772,31 @@ def test_fuzzed_pages_give_the_same_metadata_with_and_without_the_serializers_tr
     assert page_metadata(html, shared, None, kind, today=TODAY) == page_metadata(html, alone, None, kind, today=TODAY)
 
 
-def test_extruct_reads_the_outermost_items_markup_and_finds_the_items_it_finds_in_the_page():
+def _microdata_source_of(html):
     from selectolax.lexbor import LexborHTMLParser
 
+    tree = LexborHTMLParser(html)
+    return metadata._microdata_source(tree, html, metadata._Selected(tree))
+
+
+def test_extruct_reads_the_outermost_items_markup_and_finds_the_items_it_finds_in_the_page():
     filler = "<div class='nav'><a href='/x'>A link</a><p>Some text of the page around the items.</p></div>" * 300
     page = MICRODATA.replace("<body>", f"<body>{filler}").replace("</body>", f"{filler}</body>")
-    source = metadata._microdata_source(LexborHTMLParser(page), page)
+    source = _microdata_source_of(page)
     assert len(source) < len(page) / 10 and source.count("itemscope") == page.count("itemscope")
     for html in (page, QA_MICRODATA, MICRODATA):
         whole, outer = [], []
         items = metadata._microdata_items(html, URL, whole)
-        assert items and items == metadata._microdata_items(metadata._microdata_source(LexborHTMLParser(html), html),
-                                                             URL, outer) and whole == outer == []
+        assert items and items == metadata._microdata_items(_microdata_source_of(html), URL, outer)
+        assert whole == outer == []
     assert meta_of(page).author == ["Marie Curie"]
     # the page itself where an item is the whole page, or refers to markup elsewhere by id
     for html in (QA_MICRODATA, '<html><body><div itemscope itemref="a"></div><p id="a" itemprop="name">N</p></body>'
                                "</html>"):
-        assert metadata._microdata_source(LexborHTMLParser(html), html) is html
+        assert _microdata_source_of(html) is html
     # properties without an item: nothing for extruct to find, lxml does not parse the page
     loose = '<html><body><time itemprop="datePublished" datetime="2023-10-01">1 Oct</time></body></html>'
-    assert metadata._microdata_source(LexborHTMLParser(loose), loose) is None
+    assert _microdata_source_of(loose) is None
 
 
 MICRODATA_PAGE = """<html><head><title>Kettle | Shop</title></head><body><div itemscope
