@@ -35,8 +35,8 @@ from urllib.parse import urlsplit
 from .declared import KINDS
 from .serializer import too_deep_for_lexbor
 
-__all__ = ["Declared", "Metadata", "describe", "headline_from_title", "page_metadata", "page_type_evidence",
-           "read_declared", "read_tree",
+__all__ = ["Declared", "Metadata", "declared_of", "describe", "headline_from_title", "page_metadata",
+           "page_type_evidence", "read_declared", "read_tree",
            "MAX_HTML_CHARS", "MAX_JSONLD_CHARS", "MAX_ITEMSCOPES", "MIN_YEAR", "METADATA_FIELDS"]
 
 # the first this many characters of a page are read for its metadata (declared markup sits in <head>
@@ -172,6 +172,15 @@ def read_tree(tree, text: str, url: Optional[str] = None) -> Optional[Declared]:
     if len(text) > MAX_HTML_CHARS:
         return None
     return _read_tree(tree, text, url, [])
+
+
+def declared_of(page, html: HtmlInput, *, encoding: Optional[str] = None, url: Optional[str] = None) -> Declared:
+    """What a serialised page declares, as its page type reads it: what the serializer read from its tree
+    (serialize(..., tree_reader=read_tree) keeps it in Page.from_tree), else `html` read apart, without dates."""
+    shared = getattr(page, "from_tree", None)
+    if isinstance(shared, Declared):
+        return shared
+    return read_declared(html, encoding=encoding, url=url, dates=False)
 
 
 def declared_to_json(declared: Any) -> Optional[str]:

@@ -68,13 +68,12 @@ def _wcxb_rows(root: Path):
 def _row(page_id, url, group, label, source, encoding):
     """The page's page-type features the way a crawl gets them (train_pagetype.feature_rows does the same), and
     the CPU seconds of the features alone (the serializer's work is paid by extraction anyway)."""
-    from edrew_scrapy.metadata import Declared, read_declared, read_tree
+    from edrew_scrapy.metadata import declared_of, read_tree
     from edrew_scrapy.pagetype import page_features
     from edrew_scrapy.serializer import serialize
 
     page = serialize(source, encoding=encoding, url=url or None, tree_reader=read_tree)
-    declared = (page.from_tree if isinstance(page.from_tree, Declared)
-                else read_declared(source, encoding=encoding or "utf-8", url=url or None, dates=False))
+    declared = declared_of(page, source, encoding=encoding or "utf-8", url=url or None)
     start = time.process_time()
     features = page_features(page, declared=declared)
     return {"id": page_id, "url": url, "group": group, "label": label, "features": features,

@@ -832,6 +832,16 @@ def test_what_a_worker_read_from_its_tree_travels_as_json_and_gives_the_same_met
             == page_metadata(html, serialize(html, url=URL), classifier=classifier, url=URL, today=TODAY))
 
 
+def test_declared_of_is_the_tree_reading_else_the_page_read_apart_without_dates():
+    from edrew_scrapy.metadata import declared_of, read_declared, read_tree
+
+    html = JSONLD
+    read = serialize(html, url=URL, tree_reader=read_tree)
+    assert declared_of(read, html, url=URL) is read.from_tree
+    apart = declared_of(serialize(html, url=URL), html, url=URL)
+    assert apart == read_declared(html, url=URL, dates=False) and apart.items
+
+
 def test_what_cannot_travel_as_json_is_none_and_the_page_is_parsed_again(monkeypatch):
     from edrew_scrapy.metadata import Declared, declared_from_json, declared_to_json, read_tree
 

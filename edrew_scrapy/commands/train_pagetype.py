@@ -36,7 +36,7 @@ def feature_rows(root: Path, limit: int = 0):
     """One {id, url, group, label, features} per page."""
     from ..data import domain_of, read_source, registrable_domain
     from ..data.wcxb import load_truth, page_ids
-    from ..metadata import Declared, read_declared, read_tree
+    from ..metadata import declared_of, read_tree
     from ..pagetype import page_features
     from ..serializer import serialize
 
@@ -47,10 +47,8 @@ def feature_rows(root: Path, limit: int = 0):
         source = read_source(root / "html" / f"{page_id}.html.gz")
         # what the page declares as a crawl reads it: from the serializer's tree, else parsed apart
         page = serialize(source, encoding="utf-8", url=url, tree_reader=read_tree)
-        declared = (page.from_tree if isinstance(page.from_tree, Declared)
-                    else read_declared(source, encoding="utf-8", url=url, dates=False))
         yield {"id": page_id, "url": url, "group": registrable_domain(domain_of(url)), "label": label,
-               "features": page_features(page, declared=declared)}
+               "features": page_features(page, declared=declared_of(page, source, encoding="utf-8", url=url))}
 
 
 def cross_validate(rows, folds: int, c: float, min_domains: int):

@@ -225,7 +225,7 @@ def evaluate_metadata(records: Sequence[MetaRecord], *, systems: Iterable[str] =
     source); None: no page is scored."""
     from tqdm import tqdm
 
-    from ..metadata import Declared, page_metadata, read_declared, read_tree
+    from ..metadata import declared_of, page_metadata, read_tree
     from ..serializer import serialize
 
     systems = list(systems)
@@ -252,8 +252,7 @@ def evaluate_metadata(records: Sequence[MetaRecord], *, systems: Iterable[str] =
             idx = [i for i, r in enumerate(records) if r.dataset == dataset]
             # what each page declares is a feature of its type: as page_metadata reads it below, from the
             # serializer's tree where that was read, else from the page
-            declared = [pages[i].from_tree if isinstance(pages[i].from_tree, Declared) else
-                        read_declared(sources[i], encoding=records[i].encoding, url=records[i].url, dates=False)
+            declared = [declared_of(pages[i], sources[i], encoding=records[i].encoding, url=records[i].url)
                         for i in idx]
             typed = page_type_classifiers([records[i] for i in idx], [pages[i] for i in idx], folds, seed,
                                           _group(group_by), shipped_classifier, declared)
