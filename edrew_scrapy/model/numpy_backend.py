@@ -17,7 +17,6 @@ sigmoids as 1 / (1 + exp(-x)) instead (NumpyHead._context_weights).
 """
 from __future__ import annotations
 
-from itertools import chain
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -27,7 +26,7 @@ from . import base, files
 from .cache import LRU, cache_budget, index_array
 from .chars import BOS_IDS, EOS_IDS, MAX_WORD_LENGTH, N_CHARACTERS, PAD_CHAR, char_array
 from .files import ModelError
-from .trieplan import Plan, PoolRows, pool_rows, token_ids, tries_of
+from .trieplan import Plan, PoolRows, numbered, pool_rows, token_ids, tries_of
 
 F32 = np.float32
 # the character CNN's windows summed at a time (CharacterCnn._window_max): 512 KB of sums
@@ -540,12 +539,7 @@ class NumpyScorer(base.ScorerBase):
 
     def _pool_words(self, word_lists: List[List[str]]) -> np.ndarray:
         """(len(word_lists), 2 * dim): [mean, max] of each list's character-CNN vectors (lists non-empty)."""
-        # each word's number among the distinct words, through C-level loops (as trieplan.token_ids)
-        words = list(chain.from_iterable(word_lists))
-        vocab = list(dict.fromkeys(words))
-        index = {w: i for i, w in enumerate(vocab)}
-        flat = np.fromiter(map(index.__getitem__, words), dtype=np.int64, count=len(words))
-        lengths = np.fromiter(map(len, word_lists), dtype=np.int64, count=len(word_lists))
+        vocab, lengths, flat = numbered(word_lists)
         order, counts, _, at = _position_major(lengths)
         rows = self.token_vectors(vocab).take(flat.take(at), axis=0)
         mean = _reduce_by_position(rows, order, counts, np.add)

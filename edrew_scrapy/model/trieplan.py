@@ -11,14 +11,21 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 
 
-def token_ids(sequences: Sequence[Sequence[str]]) -> Tuple[List[str], np.ndarray, np.ndarray]:
-    """The batch's distinct tokens (in order of first use), each sequence's length, and the (S, T) ids of
-    its tokens, -1 past each row's end."""
-    # token ids through C-level loops (dict.fromkeys, map): a setdefault per token cost 4x more
+def numbered(sequences: Sequence[Sequence[str]]) -> Tuple[List[str], np.ndarray, np.ndarray]:
+    """The distinct tokens of `sequences` (in order of first use), each sequence's length, and each token's
+    number among the distinct ones, sequence after sequence."""
+    # through C-level loops (dict.fromkeys, map): a setdefault per token cost 4x more
     vocab = list(dict.fromkeys(chain.from_iterable(sequences)))
     index = {t: i for i, t in enumerate(vocab)}
     lengths = np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences))
     flat = np.fromiter(map(index.__getitem__, chain.from_iterable(sequences)), dtype=np.int64, count=int(lengths.sum()))
+    return vocab, lengths, flat
+
+
+def token_ids(sequences: Sequence[Sequence[str]]) -> Tuple[List[str], np.ndarray, np.ndarray]:
+    """The batch's distinct tokens (in order of first use), each sequence's length, and the (S, T) ids of
+    its tokens, -1 past each row's end."""
+    vocab, lengths, flat = numbered(sequences)
     ids = np.full((len(sequences), int(lengths.max())), -1, dtype=np.int64)
     ids[np.arange(ids.shape[1]) < lengths[:, None]] = flat  # row-major: each row's tokens in order
     return vocab, lengths, ids
