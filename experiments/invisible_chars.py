@@ -60,16 +60,13 @@ def old_count(text, snippets):
 def trafilatura_snippets(pages) -> None:
     """trafilatura's snippets kept and leaked on trafeval's halves, with main's matching and the new one."""
     from edrew_scrapy.training.evaluate import trafilatura_extractor
-    from edrew_scrapy.training.snippets import count_snippets, snippets_of
+    from edrew_scrapy.training.snippets import count_snippets
 
     tune, judge = sl.halves(pages)
     for half, idx in (("tuning", tune), ("judging", judge)):
         t = np.zeros(4, dtype=int)
         nk = nd = 0
-        for i in idx:
-            keep, drop = snippets_of(pages[i])
-            if not keep and not drop:
-                continue
+        for i, keep, drop in sl.snippet_pages(pages, idx):
             nk, nd = nk + len(keep), nd + len(drop)
             text, _ = trafilatura_extractor(pages[i])
             t += (old_count(text, keep), old_count(text, drop), count_snippets(text, keep), count_snippets(text, drop))

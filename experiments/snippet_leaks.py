@@ -93,6 +93,16 @@ def halves(pages):
     return sorted(a), sorted(b)
 
 
+def snippet_pages(pages, idx):
+    """(i, must-keep, must-drop snippets) of each page of `idx` that has any."""
+    from edrew_scrapy.training.snippets import snippets_of
+
+    for i in idx:
+        keep, drop = snippets_of(pages[i])
+        if keep or drop:
+            yield i, keep, drop
+
+
 def decide(rec, lp, scores, off=()):
     from edrew_scrapy import rules
 
@@ -195,7 +205,7 @@ def judge_variants(name: str, rec: dict, variants, text_fn, wanted_halves, ref: 
     a labelled set: print_paired's table of word-F1, `ref` against each other variant."""
     from edrew_scrapy.data.align import word_f1
     from edrew_scrapy.training.evaluate import reference_text
-    from edrew_scrapy.training.snippets import count_snippets, snippets_of
+    from edrew_scrapy.training.snippets import count_snippets
 
     pages, scores = rec["pages"], rec["scores"]
     if name == "trafeval":
@@ -205,10 +215,7 @@ def judge_variants(name: str, rec: dict, variants, text_fn, wanted_halves, ref: 
                 continue
             tot = {v: [0, 0] for v in variants}
             nk = nd = 0
-            for i in idx:
-                keep, drop = snippets_of(pages[i])
-                if not keep and not drop:
-                    continue
+            for i, keep, drop in snippet_pages(pages, idx):
                 nk, nd = nk + len(keep), nd + len(drop)
                 for v in variants:
                     t = text_fn(pages[i], scores[i], v)
