@@ -10,6 +10,8 @@ Pure: no Scrapy, no torch.
 """
 from __future__ import annotations
 
+import re
+from functools import lru_cache
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from .words import count_words
@@ -32,11 +34,39 @@ BLOCK_LINKS: Optional[float] = 0.5
 BLOCK_RAISES = False
 
 
-def blocks(nodes: Sequence) -> Dict[Tuple[str, str], List[int]]:
+@lru_cache(maxsize=4)
+def _item_steps(tags: frozenset) -> "re.Pattern":
+    """A step of one of `tags` anywhere in a path."""
+    return re.compile("/(?:" + "|".join(sorted(map(re.escape, tags))) + r")\[")
+
+
+def _levels(path: str) -> List[Tuple[str, str, str]]:
+    """(parent path, item tag, item step) of each item level of a node at `path`: its own element and its
+    BLOCK_REACH - 1 nearest ancestors whose tag is one of BLOCK_TAGS, nearest first."""
+    tags = BLOCK_TAGS
+    if tags is not None and not _item_steps(tags).search(path):
+        return []  # many nodes of a page are in no list or table: one scan of the path in C
+    out = []
+    end = len(path)
+    for step in reversed(path.rsplit("/", BLOCK_REACH)[1:]):
+        cut = end - len(step) - 1
+        if cut <= 0:
+            break
+        tag = step[:step.find("[")]
+        if tags is None or tag in tags:
+            out.append((path[:cut], tag, step))
+        end = cut
+    return out
+
+
+def blocks(nodes: Sequence, keep: Optional[Sequence[bool]] = None) -> Dict[Tuple[str, str], List[int]]:
     """(parent path, item tag) -> the indices of the nodes of each block: for each node, the nearest item level
     (its own element or one of its BLOCK_REACH - 1 nearest ancestors, of a BLOCK_TAGS tag) under a parent that
     has BLOCK_ITEMS or more such items holding text nodes. Nodes whose path is not a plain XPath ("(//div)[7]/...",
-    very deep elements) are in no block."""
+    very deep elements) are in no block. With `keep`, an empty answer when no kept node is at an item level (no
+    block could hold a kept node)."""
+    if keep is not None and not any(k and n.path.startswith("/") and _levels(n.path) for n, k in zip(nodes, keep)):
+        return {}
     levels: List[Tuple[int, List[Tuple[str, str]]]] = []  # (node, its (parent, tag) levels, nearest first)
     items: Dict[Tuple[str, str], Set[str]] = {}  # (parent, tag) -> the item steps that hold text nodes
     for i, node in enumerate(nodes):
@@ -44,18 +74,10 @@ def blocks(nodes: Sequence) -> Dict[Tuple[str, str], List[int]]:
         if not path.startswith("/"):
             continue
         mine = []
-        end = len(path)
-        for _ in range(BLOCK_REACH):
-            cut = path.rfind("/", 0, end)
-            if cut <= 0:
-                break
-            step = path[cut + 1:end]
-            tag = step[:step.find("[")]
-            if BLOCK_TAGS is None or tag in BLOCK_TAGS:
-                key = (path[:cut], tag)
-                mine.append(key)
-                items.setdefault(key, set()).add(step)
-            end = cut
+        for parent, tag, step in _levels(path):
+            key = (parent, tag)
+            mine.append(key)
+            items.setdefault(key, set()).add(step)
         if mine:
             levels.append((i, mine))
     out: Dict[Tuple[str, str], List[int]] = {}
@@ -75,7 +97,7 @@ def block_votes(nodes: Sequence, scores: Sequence[float], threshold: float, keep
     BLOCK_RAISES. A node of no words weighs as one word."""
     drop: List[int] = []
     lift: List[int] = []
-    for members in blocks(nodes).values():
+    for members in blocks(nodes, keep).values():
         if not any(keep[i] for i in members):
             continue
         # free is asked only here: most blocks are all kept or all dropped
