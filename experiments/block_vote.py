@@ -102,7 +102,7 @@ def run(out: Path, sets, variants, half: str) -> None:
             for j, v in enumerate(names[1:], start=1):
                 d = a[:, j, 2] - a[:, 0, 2]
                 print(f"    {v:24s} {a[:, j, 2].mean():.4f} (P {a[:, j, 0].mean():.3f} / R {a[:, j, 1].mean():.3f}) "
-                      f"diff {d.mean():+.4f} SE {sl._se(d):.4f} up {(d > 1e-9).sum()} down {(d < -1e-9).sum()}")
+                      f"diff {d.mean():+.5f} SE {sl._se(d):.5f} ({d.mean() / sl._se(d) if sl._se(d) > 0 else 0:+.2f} SE) up {(d > 1e-9).sum()} down {(d < -1e-9).sum()}")
         sys.stdout.flush()
 
 
