@@ -20,7 +20,6 @@ from typing import Collection, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import blocks as _blocks
 from .declared import declared_kinds
 from .page import Page
 from .tokens import SEP, retps_shape
@@ -528,12 +527,6 @@ def _decide(page: Page, scores: Sequence[float], threshold: float, region_share:
         return keep
     # the same rules that let score_pages leave these nodes unscored (is_relevant already dropped boilerplate)
     keep = [k and not settled(n) for n, k in zip(nodes, keep)]
-    if "block-vote" not in off:
-        drop, lift = _blocks.block_votes(nodes, scores, threshold, keep, lambda i: not settled(nodes[i]))
-        for i in drop:
-            keep[i] = False
-        for i in lift:
-            keep[i] = True
     if is_product_page(page):
         keep = [k and not in_customer_reviews(n) for n, k in zip(nodes, keep)]
     for _reason, drop in _article_rules(page, keep, off):
@@ -575,7 +568,7 @@ def _reader_comments(page: Page, keep: Sequence[bool], facts: "_Facts") -> Optio
 # kept beside the region (standfirst_nodes).
 ARTICLE_RULES = ("reader-comments", "comment-forms", "page-chrome", "like-buttons", "share-headings", "related-boxes",
                  "signup-boxes", "credit-lines", "consent-notices", "paywall-prompts", "author-boxes", "captions")
-OPTIONAL_RULES = ARTICLE_RULES + ("headline-lead", "standfirst", "paragraph-region", "block-vote")
+OPTIONAL_RULES = ARTICLE_RULES + ("headline-lead", "standfirst", "paragraph-region")
 
 
 def _check_off(off: Collection[str]) -> frozenset:
@@ -722,7 +715,7 @@ def reader_comment_nodes(page: Page, decision: "Decision") -> List[bool]:
     if not any(candidates):
         return candidates
     # the share of comment words among the nodes that passed the threshold, as _reader_comments measures it
-    passed = [r not in _SETTLED_REASONS and r not in ("below-threshold", "block-vote") for r in decision.reasons]
+    passed = [r not in _SETTLED_REASONS and r != "below-threshold" for r in decision.reasons]
     if any(c and p for c, p in zip(candidates, passed)) and comments_are_content(page, nodes, passed, candidates):
         return [False] * len(nodes)
     return candidates
@@ -879,7 +872,6 @@ REASONS = {
     "form-control": "dropped: a form control's text (a button, a label, a drop-down)",
     "screen-reader-only": "dropped: text for screen readers only (a class such as sr-only)",
     "below-threshold": "dropped: scores below the page's threshold",
-    "block-vote": "dropped: its block of list items or rows scores below the page's threshold on the whole",
     "customer-reviews": "dropped: customer reviews on a page that declares a product",
     "reader-comments": "dropped: a reader-comment section on a page whose content it is not",
     "comment-forms": "dropped: a comment reply form's heading or note",
@@ -954,13 +946,6 @@ def explain(page: Page, scores: Sequence[float], threshold: float, region_share:
             reasons.append(KEPT)
     region = None
     if region_share is not None:
-        if "block-vote" not in off:
-            drop, lift = _blocks.block_votes(nodes, scores, cut, [r == KEPT for r in reasons],
-                                             lambda i: reasons[i] == "below-threshold")
-            for i in drop:
-                reasons[i] = "block-vote"
-            for i in lift:
-                reasons[i] = KEPT
         if is_product_page(page):
             reasons = [("customer-reviews" if r == KEPT and in_customer_reviews(n) else r)
                        for n, r in zip(nodes, reasons)]

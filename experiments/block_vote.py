@@ -1,5 +1,7 @@
 """Block votes (rules' `block-vote`, blocks.py): variants tuned and judged on the cached scores of models/default (#35).
 
+edrew_scrapy/blocks.py was reverted after the decision (not kept): run this on the commit "rules: block-vote, a
+list of links decided whole by its mean score" or after it (docs/experiments/2026-11-28-block-vote.md).
 Re-applies the decision rules to snippet_leaks.py's and dragnet_precision.py's caches (same --out) with the rule
 off (main's decision) and with each variant of it, paired on the same pages and scores. A variant names the
 blocks.py settings it sets: K (BLOCK_ITEMS), the item tags (lists: li, tr, dt, dd; any: every tag), the
@@ -101,8 +103,10 @@ def run(out: Path, sets, variants, half: str) -> None:
                   f"R {a[:, 0, 1].mean():.3f})")
             for j, v in enumerate(names[1:], start=1):
                 d = a[:, j, 2] - a[:, 0, 2]
+                se = sl._se(d)
                 print(f"    {v:24s} {a[:, j, 2].mean():.4f} (P {a[:, j, 0].mean():.3f} / R {a[:, j, 1].mean():.3f}) "
-                      f"diff {d.mean():+.5f} SE {sl._se(d):.5f} ({d.mean() / sl._se(d) if sl._se(d) > 0 else 0:+.2f} SE) up {(d > 1e-9).sum()} down {(d < -1e-9).sum()}")
+                      f"diff {d.mean():+.5f} SE {se:.5f} ({d.mean() / se if se > 0 else 0:+.2f} SE) "
+                      f"up {(d > 1e-9).sum()} down {(d < -1e-9).sum()}")
         sys.stdout.flush()
 
 
