@@ -5,7 +5,8 @@ threshold (capped per page at a share of the page's best score), boilerplate mar
 text for screen readers only, customer reviews on product pages, reader comments on pages whose content
 they are not (given apart: reader_comment_nodes), share, print and gallery controls and share bars' headings,
 boxes of related posts, newsletter sign-up boxes, photo credits and copyright lines, consent notices, a paywall's
-pitch, author boxes, photo captions (not on a photo story), the page's main region (never one paragraph, with the
+pitch, author boxes, photo captions (not on a photo story), an article's headline, byline and dateline
+lines (the item's metadata holds them), the page's main region (never one paragraph, with the
 standfirst beside it) and text repeated in another layout. extract.py applies them (`relevant_mask`);
 training applies the same ones to choose a model's threshold. Evidence for each rule: docs/method-choices.md
 and docs/evaluation.md.
