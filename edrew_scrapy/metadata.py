@@ -1270,17 +1270,65 @@ _CUE_ALONE = re.compile(r"^(?:(?:written|posted|words|reviewed|edited)\s+by|by|a
 def _text_byline(page) -> str:
     """The name in the first short "By ..." line among the page's first nodes, outside navigation,
     footers and hidden markup; "" for none."""
-    cue = ""  # a node that is the cue alone ("Written by"): the name is the next node's text
-    for node in (getattr(page, "nodes", None) or [])[:TEXT_BYLINE_NODES]:
+    for _indices, match, _line in _text_bylines(page):
+        return match.group(1).strip(" ,.|")
+    return ""
+
+
+def _text_bylines(page):
+    """(node indices, _TEXT_BY's match, the line) of each short "By ..." line among the page's first nodes,
+    outside navigation, footers and hidden markup; a cue alone ("Written by") and the next node, the name,
+    are one line of two nodes."""
+    cue: Optional[Tuple[int, str]] = None
+    for k, node in enumerate((getattr(page, "nodes", None) or [])[:TEXT_BYLINE_NODES]):
         if node.boilerplate or node.hidden or len(node.content) > 80:
-            cue = ""
+            cue = None
             continue
         text = node.content.strip()
-        match = _TEXT_BY.match(f"{cue} {text}" if cue else text)
-        if match and (not cue or match.end() == len(cue) + 1 + len(text)):
-            return match.group(1).strip(" ,.|")
-        cue = text if _CUE_ALONE.match(text) else ""
-    return ""
+        line = f"{cue[1]} {text}" if cue else text
+        match = _TEXT_BY.match(line)
+        if match and (not cue or match.end() == len(line)):
+            yield ((cue[0], k) if cue else (k,)), match, line
+        cue = (k, text) if _CUE_ALONE.match(text) else None
+
+
+# what a byline line says after the name, if anything: a role, a desk, another name, a day ("By Jane Doe,
+# City desk", "By Jane Doe | March 3, 2025", "By Jane Doe and John Roe"); a sentence that opens with "By
+# Jane Doe's" goes on otherwise
+_BYLINE_REST = re.compile(r"\s*(?:$|[,|·•/(–—-]|(?:and|&|for|in|on|at|with|via)\s)", re.I)
+# a dateline says its day and little else ("Updated Dec 4, 2025 · 5 min read", "Published: 3 March 2025")
+DATELINE_OTHER_WORDS = 4
+# a numeric day ("06.11.2025, 21:00 Uhr", "3/4/2025"): a dateline's, whichever order it is written in (the
+# date fields do not read it: the order is unknown)
+_NUMERIC_DAY = re.compile(r"\b(?:\d{1,2}[./-]\d{1,2}[./-](?:19|20)?\d\d|(?:19|20)\d\d[./]\d{1,2}[./]\d{1,2})\b")
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def byline_lines(page) -> Dict[int, str]:
+    """{node index: "byline" or "dateline"} of the page's byline and dateline lines, as the metadata reads an
+    author and a day from them: the first short "By ..." line, the one `_text_byline` reads (both nodes of a
+    cue alone and its name), where it holds the name and at most a role, a desk, another name or a day after
+    it (the lines after it are mostly teasers' and comments' bylines), and the short texts near the first
+    `<h1>` that show a day (`_shown_day`'s datelines) and at most DATELINE_OTHER_WORDS words beside it.
+    Pure: the serialised page only."""
+    out: Dict[int, str] = {}
+    for indices, match, line in _text_bylines(page):
+        if _BYLINE_REST.match(line, match.end()):
+            out.update(dict.fromkeys(indices, "byline"))
+        break
+    nodes = (getattr(page, "nodes", None) or [])[:SHOWN_DATE_NODES]
+    h1 = next((k for k, node in enumerate(nodes) if node.tag == "h1" and not node.hidden), None)
+    if h1 is None:
+        return out
+    for k in range(max(0, h1 - SHOWN_DATE_NEAR), min(len(nodes), h1 + SHOWN_DATE_NEAR + 1)):
+        node = nodes[k]
+        text = node.content
+        if node.hidden or node.boilerplate or len(text) > SHOWN_DATE_CHARS or not _DIGIT.search(text):
+            continue
+        day = _SHOWN_DAY if _shown_days(text, None) else _NUMERIC_DAY if _NUMERIC_DAY.search(text) else None
+        if day is not None and len(_LETTERS.findall(day.sub(" ", text))) <= DATELINE_OTHER_WORDS:
+            out.setdefault(k, "dateline")
+    return out
 
 
 def _a_name(name: str, site: Optional[str], host: str) -> bool:
