@@ -471,6 +471,33 @@ def test_a_question_page_is_dated_and_authored_by_its_main_entity(html):
     assert m.headline == "Why is RAID not a backup?"
 
 
+NESTED_MICRODATA = """<html><body><div itemscope itemtype="https://schema.org/QAPage" itemprop="x">
+<div><span itemprop="name">Page</span></div><div itemprop="mainEntity" itemscope itemtype="https://schema.org/Question">
+<h1 itemprop="name headline">Q</h1><div class="post"><div itemprop="suggestedAnswer acceptedAnswer" itemscope
+ itemtype="https://schema.org/Answer"><p itemprop="text">An <b itemprop="keywords">answer</b></p><div itemprop="author"
+ itemscope><span itemprop="name">Ann</span><a itemprop="url" href="/u/1">profile</a></div></div></div>
+<div itemprop="comment" itemscope itemtype="https://schema.org/Comment"><span itemprop="text">Hm</span>
+<div itemscope itemtype="https://schema.org/Thing"><i itemprop="name">loose</i></div></div>
+<time itemprop="dateCreated" datetime="2020-01-02">2 Jan</time></div><meta itemprop="inLanguage" content="en">
+<div itemprop="about" itemscope itemref="r"></div></div><p id="r" itemprop="name">Referred</p></body></html>"""
+
+
+def test_extruct_with_its_properties_found_by_climbing_finds_what_its_xpath_finds():
+    import lxml.html
+    from extruct.w3cmicrodata import MicrodataExtractor
+
+    faster = metadata._microdata_extractor(MicrodataExtractor)
+    assert faster is not MicrodataExtractor
+    for html in (NESTED_MICRODATA, QA_MICRODATA, MICRODATA):
+        tree = lxml.html.fromstring(html)
+        for item in tree.xpath("//*[@itemscope]"):
+            assert metadata._own_properties(item) == MicrodataExtractor._xp_prop(item)
+        items = MicrodataExtractor(nested=True).extract_items(tree, URL)
+        assert items and faster(nested=True).extract_items(tree, URL) == items
+    # an extruct whose reader finds properties otherwise is used as it is
+    assert metadata._microdata_extractor(type("Other", (), {})).__name__ == "Other"
+
+
 def test_a_list_of_main_entities_speaks_for_no_one():
     html = ("""<html><head><title>Shipping FAQ</title><script type="application/ld+json">{"@type": "FAQPage",
     "mainEntity": [{"@type": "Question", "name": "How long?", "dateCreated": "2020-01-01",
