@@ -215,7 +215,7 @@ def _read_tree(tree, text: str, url: Optional[str], skipped: List[str]) -> Optio
     """The declared metadata in lexbor's tree of `text`; lxml parses `text` again only for extruct's
     microdata reader, on a page with microdata items whose JSON-LD does not already name an article's
     headline, author and date. None for a tree without `<html>`."""
-    root = tree.css_first("html")
+    root = _html_element(tree)
     if root is None:
         return None
     attrs = root.attributes
@@ -230,7 +230,7 @@ def _read_tree(tree, text: str, url: Optional[str], skipped: List[str]) -> Optio
     if source is not None:
         declared.items.extend(_microdata_items(source, url, skipped))
     try:
-        declared.og = _opengraph(tree)
+        declared.og = _opengraph(tree, root)
     except Exception:  # noqa: BLE001 - a hostile prefix attribute
         skipped.append("opengraph")
     declared.meta = _meta(found.meta)
@@ -239,6 +239,13 @@ def _read_tree(tree, text: str, url: Optional[str], skipped: List[str]) -> Optio
     declared.headings = [_clean(h.text()) for h in found.h1[:5]]
     declared.skipped = tuple(skipped)
     return declared
+
+
+def _html_element(tree):
+    """The tree's first `<html>` element: the document's element, where lexbor put one (it does for every
+    HTML it parses), without the walk of the whole tree a selector costs."""
+    root = tree.root
+    return root if root is not None and root.tag == "html" else tree.css_first("html")
 
 
 # the elements read by their tag or an attribute's presence, selected in one walk of lexbor's tree: a walk
@@ -651,14 +658,14 @@ _OG_NAMESPACES = frozenset({"og", "music", "video", "article", "book", "profile"
 _PREFIX = re.compile(r"\s*(\w+):\s*([^\s]+)")
 
 
-def _opengraph(tree) -> Dict[str, str]:
+def _opengraph(tree, root) -> Dict[str, str]:
     """Open Graph properties as extruct reads them: `<meta property content>` in `<head>` whose prefix is
-    one of Open Graph's or declared in a `prefix` attribute of `<html>` or `<head>`."""
+    one of Open Graph's or declared in a `prefix` attribute of `<html>` (`root`) or `<head>`."""
     head = tree.head
     if head is None:
         return {}
     prefixes = set(_OG_NAMESPACES)
-    for el in (tree.css_first("html"), head):
+    for el in (root, head):
         if el is not None:
             prefixes.update(name for name, _ in _PREFIX.findall((el.attributes.get("prefix") or "")[:1000]))
     out: Dict[str, str] = {}

@@ -799,6 +799,20 @@ def test_fuzzed_pages_give_the_same_metadata_with_and_without_the_serializers_tr
     assert page_metadata(html, shared, None, kind, today=TODAY) == page_metadata(html, alone, None, kind, today=TODAY)
 
 
+@pytest.mark.parametrize("html", [
+    '<!-- first --><HTML lang="de" prefix="my: http://example.com/ns#"><head><meta property="my:title" content="T">'
+    "</head><body><p>x</p></body></HTML>",
+    "<p>no html tag</p>", "<svg><html></html></svg>", "\x00<html><head></head></html>"])
+def test_the_document_element_is_the_first_html_element_a_selector_finds(html):
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(html)
+    assert metadata._html_element(tree).mem_id == tree.css_first("html").mem_id
+    declared = metadata.read_tree(tree, html)
+    if "prefix" in html:  # <html>'s attributes still read: its language and its Open Graph prefixes
+        assert declared.lang == "de" and declared.og == {"my:title": "T"}
+
+
 def _microdata_source_of(html):
     from selectolax.lexbor import LexborHTMLParser
 
