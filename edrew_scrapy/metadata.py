@@ -532,12 +532,12 @@ def _microdata_items(text: str, url: Optional[str], skipped: List[str]) -> List[
 
 @lru_cache(maxsize=2)
 def _microdata_extractor(shipped: type) -> type:
-    """extruct's microdata reader with its item's own properties found in one walk (_own_properties) instead
-    of its XPath, which takes the set difference of all the item's `itemprop` descendants and those inside
-    its nested items, for each item: the cost grows with the product of the two (a forum thread's or a Q&A
-    page's posts, each an item in the page's item, took 40-200 ms). extruct still reads every value
-    (text content, URLs, `itemref`, nesting); the items are the same. An extruct without that XPath
-    (`_xp_prop`) is used as it is."""
+    """extruct's microdata reader with an item's own properties selected by _own_properties instead of its
+    XPath, which takes the set difference of all the item's `itemprop` descendants and those inside its
+    nested items, for each item: the cost grows with the product of the two (a forum thread's or a Q&A
+    page's posts, each an item in the page's item, took 40-200 ms). extruct still reads every value (text
+    content, URLs, `itemref`, nesting), which is what it is kept for; the items are the same. An extruct
+    without that XPath (`_xp_prop`) is used as it is."""
     if not callable(getattr(shipped, "_xp_prop", None)):
         return shipped
     return type("MicrodataExtractor", (shipped,), {"_xp_prop": staticmethod(_own_properties)})
