@@ -554,14 +554,29 @@ def _own_properties(item) -> list:
     """The elements with `itemprop` below lxml element `item` that belong to it, not to an item inside it (an
     element with `itemscope` is a property of the item around it, its descendants are its own), in document
     order: what extruct's `set:difference(.//*[@itemprop], .//*[@itemscope]//*[@itemprop])` selects. Each
-    property's ancestors are climbed up to the first item: a property's depth below its item, not the product
-    of the item's properties and its nested items' ones."""
+    property's ancestors are climbed up to the first item, each ancestor once (`own` remembers what was
+    found above it): the cost is the item's size, not the product of its properties and its nested items'
+    ones, nor of its properties and their depth (a hostile page nests thousands of them deep)."""
     found = []
+    own: Dict[Any, bool] = {}  # an element between `item` and a property -> whether no item lies in between
     for prop in _descendants_with_itemprop()(item):
+        climbed = []
         parent = prop.getparent()
-        while parent is not None and parent is not item and "itemscope" not in parent.attrib:
+        while True:
+            if parent is item:
+                mine = True
+                break
+            if parent is None or "itemscope" in parent.attrib:
+                mine = False
+                break
+            mine = own.get(parent)
+            if mine is not None:
+                break
+            climbed.append(parent)
             parent = parent.getparent()
-        if parent is item:
+        for element in climbed:
+            own[element] = mine
+        if mine:
             found.append(prop)
     return found
 

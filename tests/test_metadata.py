@@ -498,6 +498,20 @@ def test_extruct_with_its_properties_found_by_climbing_finds_what_its_xpath_find
     assert metadata._microdata_extractor(type("Other", (), {})).__name__ == "Other"
 
 
+def test_an_items_properties_deep_below_it_are_found_climbing_each_ancestor_once():
+    import lxml.html
+    from extruct.w3cmicrodata import MicrodataExtractor
+
+    # thousands of properties under a deep chain of plain elements: climbing each one to the item alone would
+    # take some 1,000,000 steps; each ancestor is climbed once. Props inside a nested item deep down are its.
+    deep = ("<html><body><div itemscope>" + "<div>" * 250 + '<span itemprop="a">x</span>' * 4000
+            + '<p itemprop="b" itemscope><i itemprop="c">y</i></p>' + "</div>" * 250 + "</div></body></html>")
+    item = lxml.html.fromstring(deep).xpath("//*[@itemscope]")[0]
+    own = metadata._own_properties(item)
+    assert len(own) == 4001 and own == MicrodataExtractor._xp_prop(item)
+    assert [el.get("itemprop") for el in own[-2:]] == ["a", "b"]
+
+
 def test_a_list_of_main_entities_speaks_for_no_one():
     html = ("""<html><head><title>Shipping FAQ</title><script type="application/ld+json">{"@type": "FAQPage",
     "mainEntity": [{"@type": "Question", "name": "How long?", "dateCreated": "2020-01-01",
