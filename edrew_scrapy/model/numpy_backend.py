@@ -241,12 +241,13 @@ class NumpyBiLm:
         self.output_dim = 2 * self.hidden
         self.boundary = self.cnn(np.array([BOS_IDS, EOS_IDS], dtype=np.int64))
 
-    def encode(self, sequences: Sequence[Sequence[str]], token_vectors, mix_weights: Sequence[float],
-               gamma: float) -> np.ndarray:
-        """(len(sequences), 2, output_dim): [mean over tokens, leaf token] of the scalar-mixed ELMo vectors;
-        `token_vectors(words)` gives the (len(words), dim) character-CNN vectors of distinct words."""
+    def encode(self, sequences: Sequence[Sequence[str]], token_vectors,
+               mixes: Sequence[Tuple[Sequence[float], float]]) -> np.ndarray:
+        """(len(sequences), len(mixes), 2, output_dim): [mean over tokens, leaf token] of the ELMo vectors
+        mixed by each of `mixes` (a head's scalar-mix weights and gamma); `token_vectors(words)` gives the
+        (len(words), dim) character-CNN vectors of distinct words. The biLM runs once for all mixes."""
         if not sequences:
-            return np.zeros((0, 2, self.output_dim), dtype=F32)
+            return np.zeros((0, len(mixes), 2, self.output_dim), dtype=F32)
         vocab, lengths, ids = token_ids(sequences)
         table = np.concatenate([token_vectors(vocab), self.boundary])
         tries = tries_of(ids, lengths, len(vocab))
@@ -254,7 +255,10 @@ class NumpyBiLm:
         # each token's input projection for both directions (fewer rows than the nodes), then one row per node
         projected = np.concatenate([np.matmul(table, cell.w_in) + cell.bias for cell in self.cells[0]], axis=1)
         state = self._run(plan, projected.take(plan.tokens, axis=1))
-        return self._pool(pool_rows(tries, plan, lengths, self.n_layers), table, state, mix_weights, gamma)
+        rows = pool_rows(tries, plan, lengths, self.n_layers)
+        if len(mixes) == 1:
+            return self._pool(rows, table, state, *mixes[0])[:, None]
+        return self._pool_layers(rows, table, state, mixes)
 
     def _run(self, plan: Plan, layer0: np.ndarray) -> np.ndarray:
         """Every cell's projected state for every node (plan.rows rows), step by step as trie._run, with
@@ -346,9 +350,42 @@ class NumpyBiLm:
         order, counts, _, at = _position_major(lengths)
         mean = _reduce_by_position(mixed.take(rows.paths.take(at), axis=0), order, counts, np.add)
         mean /= lengths[:, None].astype(F32)
-        leaf = mixed.take(rows.leaves, axis=0)
-        n_seq, dim = len(lengths) // 2, mixed.shape[1]
-        return np.stack([mean, leaf], axis=1).reshape(2, n_seq, 2, dim).transpose(1, 2, 0, 3).reshape(n_seq, 2, 2 * dim)
+        return _sequence_rows(mean, mixed.take(rows.leaves, axis=0))
+
+    @staticmethod
+    def _pool_layers(rows: PoolRows, table: np.ndarray, state: np.ndarray,
+                     mixes: Sequence[Tuple[Sequence[float], float]]) -> np.ndarray:
+        """(S, len(mixes), 2, output_dim): _pool for several scalar mixes. Pooling is linear, so each
+        layer's output is pooled once (the layers side by side, one pass) and each mix is applied to the
+        pooled rows, far fewer than the trie's."""
+        n_rows, dim, n_layers = len(rows.tokens), table.shape[1], len(rows.layers) + 1
+        layers = np.empty((n_rows, n_layers, dim), dtype=F32)
+        layers[:, 0] = table.take(rows.tokens, axis=0)
+        layer_output = None
+        for layer, at in enumerate(rows.layers):
+            out = state.take(at, axis=0)
+            if layer_output is not None:
+                out += layer_output
+            layer_output = layers[:, layer + 1] = out
+        flat = layers.reshape(n_rows, n_layers * dim)
+        lengths = rows.lengths
+        order, counts, _, at = _position_major(lengths)
+        mean = _reduce_by_position(flat.take(rows.paths.take(at), axis=0), order, counts, np.add)
+        mean /= lengths[:, None].astype(F32)
+        pooled = np.stack([mean, flat.take(rows.leaves, axis=0)]).reshape(2, len(lengths), n_layers, dim)
+        heads = []
+        for mix_weights, gamma in mixes:
+            mixed = np.tensordot(pooled, np.asarray(mix_weights, dtype=F32), axes=([2], [0]))
+            mixed *= F32(gamma)
+            heads.append(_sequence_rows(mixed[0], mixed[1]))
+        return np.stack(heads, axis=1)
+
+
+def _sequence_rows(mean: np.ndarray, leaf: np.ndarray) -> np.ndarray:
+    """(S, 2, 2 * dim) from the pooled rows (2 * S, dim) of both directions (the S forward sequences, then
+    the S backward): per sequence, [mean, leaf], each forward then backward."""
+    n_seq, dim = len(mean) // 2, mean.shape[1]
+    return np.stack([mean, leaf], axis=1).reshape(2, n_seq, 2, dim).transpose(1, 2, 0, 3).reshape(n_seq, 2, 2 * dim)
 
 
 def _linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, relu: bool = False) -> np.ndarray:
@@ -511,15 +548,17 @@ def tree_pool(x: np.ndarray, groups: np.ndarray) -> np.ndarray:
 
 
 class NumpyScorer(base.ScorerBase):
-    """Scores pages with NumpyBiLm and NumpyHead; caches as the PyTorch scorer's (base.ScorerBase)."""
+    """Scores pages with NumpyBiLm and a NumpyHead per head of the card; caches as the PyTorch scorer's
+    (base.ScorerBase). `head`: the first head (the card's own)."""
 
     backend = "numpy"
 
-    def __init__(self, directory: Path, card: dict, bilm: NumpyBiLm, head: NumpyHead, batch_size: int = 512,
-                 token_cache: int = 200_000, cache_mb: Optional[float] = None) -> None:
+    def __init__(self, directory: Path, card: dict, bilm: NumpyBiLm, heads: Sequence[NumpyHead],
+                 batch_size: int = 512, token_cache: int = 200_000, cache_mb: Optional[float] = None) -> None:
         super().__init__(directory, card, cache_mb=cache_mb)
         self.bilm = bilm
-        self.head = head
+        self.head_models = list(heads)
+        self.head = self.head_models[0]
         self.batch_size = batch_size
         self.tokens = LRU(token_cache, cache_budget(cache_mb, "tokens"))
 
@@ -531,9 +570,9 @@ class NumpyScorer(base.ScorerBase):
         return self.tokens.get_many(words, lambda missing: self.bilm.cnn(char_array(missing)))
 
     def _sequence_vectors_of(self, sequences: List[List[str]]) -> np.ndarray:
-        head = self.head
-        parts = [self.bilm.encode(sequences[start: start + self.batch_size], self.token_vectors, head.mix_weights,
-                                  head.gamma) for start in range(0, len(sequences), self.batch_size)]
+        mixes = [(head.mix_weights, head.gamma) for head in self.head_models]
+        parts = [self.bilm.encode(sequences[start: start + self.batch_size], self.token_vectors, mixes)
+                 for start in range(0, len(sequences), self.batch_size)]
         out = parts[0] if len(parts) == 1 else np.concatenate(parts)
         return out.reshape(len(out), -1)
 
@@ -546,8 +585,8 @@ class NumpyScorer(base.ScorerBase):
         mean /= lengths[:, None].astype(F32)
         return np.concatenate([mean, _reduce_by_position(rows, order, counts, np.maximum)], axis=1)
 
-    def _probabilities_many(self, pages: List[tuple]) -> List[np.ndarray]:
-        return self.head.probabilities(pages)
+    def _head_probabilities(self, index: int, pages: List[tuple]) -> List[np.ndarray]:
+        return self.head_models[index].probabilities(pages)
 
 
 def head_shapes(config: dict) -> Dict[str, tuple]:
@@ -588,27 +627,27 @@ def _check_options(path: Path, options: dict) -> None:
                          f"(skip) connections are supported, as in AllenNLP)")
 
 
-def load_head_arrays(directory: Path, config: dict) -> Dict[str, np.ndarray]:
-    """head.safetensors, holding exactly the tensors the card's head configuration describes."""
-    path = Path(directory) / files.HEAD
+def load_head_arrays(directory: Path, config: dict, name: str = files.HEAD) -> Dict[str, np.ndarray]:
+    """A head file (`name`, head.safetensors by default), holding exactly the tensors `config` describes."""
+    path = Path(directory) / name
     expected = head_shapes(config)
     state = files.read_head_arrays(path)
     missing, unexpected = sorted(set(expected) - set(state)), sorted(set(state) - set(expected))
     if missing or unexpected:
         raise ModelError(f"{path}: tensors do not match the card's head configuration (missing {missing}, "
                          f"unexpected {unexpected})")
-    for name, shape in expected.items():
-        if state[name].shape != shape:
-            raise ModelError(f"{path}: tensors do not match the card's head configuration ({name} has shape "
-                             f"{state[name].shape}, the card implies {shape})")
-    return {name: array.astype(F32, copy=False) for name, array in state.items()}
+    for key, shape in expected.items():
+        if state[key].shape != shape:
+            raise ModelError(f"{path}: tensors do not match the card's head configuration ({key} has shape "
+                             f"{state[key].shape}, the card implies {shape})")
+    return {key: array.astype(F32, copy=False) for key, array in state.items()}
 
 
 def load_numpy_model(directory: Path, verify: bool = True, cache_mb: Optional[float] = None) -> NumpyScorer:
     """base.load_model for the numpy backend (`cache_mb` checked there)."""
     card, options = base.read_model_files(directory, verify)
-    state = load_head_arrays(directory, card["head"])
+    heads = [NumpyHead(head.config, load_head_arrays(directory, head.config, head.file))
+             for head in files.head_entries(card, Path(directory) / files.CARD)]
     _check_options(directory / files.OPTIONS, options)
     loaded = files.read_elmo_arrays(directory / files.WEIGHTS, files.elmo_shapes_of_options(options))
-    return NumpyScorer(directory, card, NumpyBiLm(options, loaded), NumpyHead(card["head"], state),
-                       cache_mb=cache_mb)
+    return NumpyScorer(directory, card, NumpyBiLm(options, loaded), heads, cache_mb=cache_mb)
