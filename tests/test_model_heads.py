@@ -60,12 +60,13 @@ def _write_card(directory, card):
 def test_combine_writes_a_card_with_both_heads(folders):
     a, b, mixed = folders
     card = _card(mixed)
+    assert card["format_version"] == files.MIXED_FORMAT_VERSION == 2 and _card(a)["format_version"] == 1
     assert [(h["name"], h["file"], h["weight"]) for h in card["heads"]] == [
         ("base", files.HEAD, 0.7), ("news", "head-news.safetensors", WEIGHT)]
     assert card["heads"][1]["head"] == _card(b)["head"] and card["heads"][1]["training"]["seed"] == 5
     # the base's own fields and files are unchanged; the new head file is the added folder's head
-    assert {k: v for k, v in card.items() if k not in ("heads", "files")} == {
-        k: v for k, v in _card(a).items() if k != "files"}
+    assert {k: v for k, v in card.items() if k not in ("heads", "files", "format_version")} == {
+        k: v for k, v in _card(a).items() if k not in ("files", "format_version")}
     assert (mixed / "head-news.safetensors").read_bytes() == (b / files.HEAD).read_bytes()
     assert card["files"]["head-news.safetensors"]["sha256"] == files.sha256_of(b / files.HEAD)
 
@@ -123,7 +124,7 @@ def test_the_shipped_model_is_its_two_heads_mixed(tmp_path):
         for name in (files.OPTIONS, files.WEIGHTS):
             shutil.copyfile(shipped / name, folder / name)
         shutil.copyfile(shipped / entry["file"], folder / files.HEAD)
-        single = {k: v for k, v in card.items() if k != "heads"}
+        single = {k: v for k, v in card.items() if k != "heads"}  # write_card: format version 1
         files.write_card(folder, dict(single, head=entry.get("head", card["head"])))
         singles.append(folder)
     pages = fixture_pages()[:6]
@@ -167,6 +168,9 @@ BAD_CARDS = [
     (lambda c: c["heads"][1]["head"].update(node_dim=40), "tensors do not match"),
     (lambda c: c["heads"][1]["head"].update(dropout=2), "heads.1.head.dropout"),
     (lambda c: c["heads"][1].update(extra=1), "Additional properties"),
+    # a release that reads version 1 alone must refuse a mixed card, not score with its first head
+    (lambda c: c.update(format_version=1), "a card with `heads` .* is format version 2.*this one is version 1"),
+    (lambda c: c.pop("heads"), "this one is version 2"),
 ]
 
 

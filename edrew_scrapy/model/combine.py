@@ -3,7 +3,8 @@
 The base folder's files are copied as they are (its card's fields, head.safetensors, pagetype.json), each
 added folder's head.safetensors becomes head-NAME.safetensors, and the card gains `heads`: the base's
 head(s) with their weights scaled by 1 - (the added weights), then each added head with its weight, its
-head configuration and its own card's training record and metrics. A folder whose biLM files
+head configuration and its own card's training record and metrics; the card's format version becomes
+files.MIXED_FORMAT_VERSION. A folder whose biLM files
 (elmo_options.json, elmo_weights.hdf5) differ from the base's by sha256 is refused: its head was trained
 on another biLM's vectors. The result is read back and checked as load_model checks it. No torch.
 """
@@ -86,7 +87,7 @@ def combine(base_dir: Union[str, Path], added: Sequence[Tuple[str, Union[str, Pa
     for target, source in sources.items():
         shutil.copyfile(source, out / target)
         listed[target] = {"bytes": (out / target).stat().st_size, "sha256": files.sha256_of(out / target)}
-    mixed = dict(card, files=listed, **{files.HEADS: entries})
+    mixed = dict(card, files=listed, format_version=files.MIXED_FORMAT_VERSION, **{files.HEADS: entries})
     # checked before the card is written: a base folder combined in place keeps a card that loads
     schema.check(mixed, schema.CARD_SCHEMA, out / files.CARD, "not a valid model card")
     files.head_entries(mixed, out / files.CARD)

@@ -30,6 +30,8 @@ WEIGHTS = "elmo_weights.hdf5"
 HEAD = "head.safetensors"
 FORMAT = "edrew-model"
 FORMAT_VERSION = 1
+# a card with `heads`: a release that reads version 1 alone refuses it, rather than scoring with its first head
+MIXED_FORMAT_VERSION = 2
 DATA_FILES = (OPTIONS, WEIGHTS, HEAD)
 HEADS = "heads"  # the card's key of a mixed model: its heads, their files and weights
 # how far the heads' weights may sum from 1 (they are decimals written as JSON numbers)
@@ -243,9 +245,12 @@ def read_card(directory: Path, verify: bool = True) -> dict:
         kind = card.get("format") if isinstance(card, dict) else None
         raise ModelError(f"{path}: not an edrew model card (format {kind!r})")
     version = card.get("format_version")
-    if isinstance(version, bool) or version != FORMAT_VERSION:
+    if isinstance(version, bool) or version not in (FORMAT_VERSION, MIXED_FORMAT_VERSION):
         raise ModelError(f"{path}: model format version {version!r} is not supported "
-                         f"(this edrew-scrapy reads version {FORMAT_VERSION})")
+                         f"(this edrew-scrapy reads versions {FORMAT_VERSION} and {MIXED_FORMAT_VERSION})")
+    if (HEADS in card) != (version == MIXED_FORMAT_VERSION):
+        raise ModelError(f"{path}: a card with `{HEADS}` (a mixed model) is format version {MIXED_FORMAT_VERSION}, "
+                         f"one without is version {FORMAT_VERSION}; this one is version {version}")
     threshold = card.get("threshold", 0.5)
     if not is_number(threshold) or not 0 <= threshold <= 1:
         raise ModelError(f"{path}: threshold must be a number in [0, 1], not {threshold!r}")
