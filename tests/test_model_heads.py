@@ -25,12 +25,12 @@ from edrew_scrapy.model.head import Head, head_config
 WEIGHT = 0.3
 
 
-def _second_head(base, target, seed, **config):
+def _second_head(base, target, seed, variant="d", **config):
     """A single-head folder on `base`'s biLM files with a head of its own (random, seeded)."""
     shutil.copytree(base, target)
     card = json.loads((target / files.CARD).read_text("utf-8"))
     torch.manual_seed(seed)
-    head = Head(dict(head_config("d", card["head"]["elmo_dim"], card["head"]["n_layers"],
+    head = Head(dict(head_config(variant, card["head"]["elmo_dim"], card["head"]["n_layers"],
                                  card["head"]["token_dim"]), **config))
     files.write_head(target / files.HEAD, head.state_dict())
     files.write_card(target, dict(card, head=head.config, training={"dataset": "second", "seed": seed}))
@@ -98,11 +98,17 @@ def test_mixed_scores_agree_across_backends_and_skip_settled_nodes(folders):
         assert (a[is_settled] == 0.0).all() and (a[~is_settled] > 0).all()
 
 
-def test_heads_of_different_configurations_mix(tmp_path):
-    # a head with fewer features and one with ancestor pooling: the page loop computes the union
+@pytest.mark.parametrize("variant, config", [
+    ("d", {"n_features": 6, "tree_levels": 2}),  # page BiLSTMs of one size: they step together (numpy)
+    ("d", {"context_dim": 12}),  # of two sizes: one after the other
+    ("c", {}),  # one head without a page BiLSTM
+    ("a", {}),  # one head without text vectors or features
+])
+def test_heads_of_different_configurations_mix(tmp_path, variant, config):
+    # the page loop computes what any head reads; each head takes its own
     tiny_model(tmp_path / "a", seed=0)
-    _second_head(tmp_path / "a", tmp_path / "b", seed=7, n_features=6, tree_levels=2)
-    combine(tmp_path / "a", [("tree", tmp_path / "b")], [0.5], tmp_path / "mixed")
+    _second_head(tmp_path / "a", tmp_path / "b", seed=7, variant=variant, **config)
+    combine(tmp_path / "a", [("other", tmp_path / "b")], [0.5], tmp_path / "mixed")
     pages = _pages()
     for backend in ("numpy", "native"):
         got = load_model(tmp_path / "mixed", backend=backend).score(pages)

@@ -97,6 +97,10 @@ class ScorerBase:
         """P(relevant) of each page's nodes by head `index`, from the page's (elmo, text, features, groups)."""
         raise NotImplementedError
 
+    def _heads_probabilities(self, per_head: List[List[tuple]]) -> List[List[np.ndarray]]:
+        """_head_probabilities of each head on its own inputs; a backend may run the heads together."""
+        return [self._head_probabilities(index, pages) for index, pages in enumerate(per_head)]
+
     def _head_inputs(self, index: int, page: tuple) -> tuple:
         """A page's (elmo, text, features, groups) as head `index` reads them: its own block of the
         sequence vectors, text and groups if it uses them, its first n features."""
@@ -112,9 +116,10 @@ class ScorerBase:
         the heads' probabilities."""
         if len(self.heads) == 1:
             return self._head_probabilities(0, pages)
+        per_head = self._heads_probabilities([[self._head_inputs(index, page) for page in pages]
+                                              for index in range(len(self.heads))])
         mixed: List[np.ndarray] = []
-        for index, head in enumerate(self.heads):
-            probs = self._head_probabilities(index, [self._head_inputs(index, page) for page in pages])
+        for index, (head, probs) in enumerate(zip(self.heads, per_head)):
             if index == 0:
                 mixed = [np.float32(head.weight) * p for p in probs]
             else:
