@@ -591,9 +591,10 @@ class NumpyScorer(base.ScorerBase):
         self.bilm = bilm
         self.head_models = list(heads)
         self.head = self.head_models[0]
-        # heads whose page BiLSTMs (of one size) step together, and their joint state product
-        fusable = len(self.head_models) > 1 and all(h.config["use_context"] for h in self.head_models) and len(
-            {h.context_hidden for h in self.head_models}) == 1
+        # several heads whose page BiLSTMs have one size step together (contexts): their joint state product
+        with_context = [h for h in self.head_models if h.config["use_context"]]
+        fusable = len(self.head_models) > 1 and len(with_context) == len(self.head_models) and len(
+            {h.context_hidden for h in with_context}) == 1
         self._fused_w_hh = fused_context_weights(self.head_models) if fusable else None
         self.batch_size = batch_size
         self.tokens = LRU(token_cache, cache_budget(cache_mb, "tokens"))
