@@ -621,6 +621,10 @@ DATELINE = """<html><head><title>Seven SEO predictions</title><script type="appl
     ("Updated Sep 4, 2025", "<p>This article was originally published on 26 Sep 2019 at 4:12pm.</p>", "2019-09-26"),
     ("Sep 4, 2025", "<p>Last published Apr 8, 2024 by the editors, after a review of every figure in it.</p>",
      "2025-09-04"),  # "Last published" is no publication day
+    # a day and an "Updated" day near the heading: the first is the publication
+    ("April 26, 2024</p><p>Updated on: October 28, 2024", "", "2024-04-26"),
+    ("March 2, 2024</p><p>Last updated April 10, 2024", "", "2024-03-02"),  # the declared day shown as the update
+    ("Updated on: October 28, 2024</p><p>Reviewed: Nov 2, 2024", "", "2024-04-10"),  # two updates: no one
 ])
 def test_the_day_a_pages_dateline_shows_where_it_shows_the_declared_day_nowhere(dateline, footer, expected):
     html = DATELINE.replace("{dateline}", dateline).replace("{footer}", footer)
