@@ -1034,9 +1034,9 @@ def _headline(declared: Declared, primary, site: Optional[str], host: str, vote:
     their visible heading words differently, and the words most sources share are the headline's; a news
     article's declared headline is its headline."""
     def stripped(text: str) -> str:
-        return headline_from_title(text, site, host, declared.headings) if text else ""
+        return headline_from_title(_unescaped(text), site, host, declared.headings) if text else ""
 
-    h1 = next((h for h in declared.headings if h), "")
+    h1 = _unescaped(next((h for h in declared.headings if h), ""))
     h1 = h1 if 1 <= len(h1.split()) <= 30 else ""
     candidates = [("declared", stripped(_prop(primary, "headline", "name"))),
                   ("og", stripped(declared.og.get("og:title", ""))),
@@ -1063,6 +1063,12 @@ def _headline(declared: Declared, primary, site: Optional[str], host: str, vote:
         if score > best_score + 1e-9:
             best, best_score = text, score
     return best
+
+
+def _unescaped(text: str) -> str:
+    """A title or heading escaped twice by its template ("SQL &#x26; AI", "TFC8&reg;") as it reads: the
+    entity's name is no word of the headline."""
+    return html_unescape(text) if "&" in text else text
 
 
 _TOKEN = re.compile(r"\w+")

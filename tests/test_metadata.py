@@ -664,6 +664,16 @@ def test_a_title_part_that_is_a_heading_is_the_headline_unless_it_is_the_sites_l
     assert headline_from_title(title, None, host, headings) == expected
 
 
+def test_a_title_or_heading_escaped_twice_reads_as_text():
+    html = ("<html><head><title>Ten data tools | Python, SQL &amp;amp; AI | Splunk</title>"
+            "<meta property='og:title' content='The Cream with TFC8&amp;reg; Face Moisturizer | Sephora'></head>"
+            "<body><h1>Ten data tools | Python, SQL &amp;#x26; AI</h1><p>Body.</p></body></html>")
+    url = "https://www.splunk.example/tools"
+    assert meta_of(html, url=url).headline == "Ten data tools | Python, SQL & AI"
+    no_h1 = html.replace("<h1>", "<p>").replace("</h1>", "</p>")
+    assert meta_of(no_h1, url=url).headline == "The Cream with TFC8® Face Moisturizer"
+
+
 def test_a_day_shown_as_published_wins_without_a_heading():
     html = ("<html><head><title>Fasting</title><meta property='article:published_time' content='2026-09-03'>"
             "</head><body><p>By Daryl Austin</p><p>Published March 9, 2026</p><p>Long enough body text of the "
