@@ -803,12 +803,13 @@ def _shown_days(text: str, today: Optional[_dt.date], positions: bool = False) -
 def _shown_day(day: Optional[str], page, today: Optional[_dt.date], url: Optional[str] = None) -> Optional[str]:
     """The day the page shows as its publication ("Published March 9, 2026", "Originally posted on ..."),
     else `day` where the page shows it or it is the `url`'s full date, else the one day a dateline near the
-    page's first `<h1>` shows:
+    page's first `<h1>` shows (a day after "Updated" only where no other day is shown there: "April 26,
+    2024" above "Updated on: October 28, 2024" is the publication):
     labelled sets (WCXB) date a page by the day it shows readers, and a page's markup often declares
     another (a first publication the page no longer shows, a CMS's import day)."""
     nodes = (getattr(page, "nodes", None) or [])[:SHOWN_DATE_NODES]
     h1 = next((k for k, node in enumerate(nodes) if node.tag == "h1" and not node.hidden), None)
-    near, shown = set(), False
+    near, updated, shown = set(), set(), False
     for k, node in enumerate(nodes):
         # the days are looked for in short texts only: a paragraph's dates are what it tells, not its own
         text = node.content
@@ -817,17 +818,22 @@ def _shown_day(day: Optional[str], page, today: Optional[_dt.date], url: Optiona
         for start, found in _shown_days(text, today, positions=True):
             if _PUBLISHED_CUE.search(text, 0, start):
                 return found
-            shown = shown or found == day
+            # an "Updated" day is not the page showing `day` as its publication
+            cued = _UPDATED_CUE.search(text, 0, start) is not None
+            shown = shown or (found == day and not cued)
             if h1 is not None and not node.boilerplate and abs(k - h1) <= SHOWN_DATE_NEAR \
                     and len(text) <= SHOWN_DATE_CHARS:
-                near.add(found)
+                (updated if cued else near).add(found)
     if shown or h1 is None or (day and url and _URL_DAY.search(url) and day == _url_date(url, today)):
         return day  # the URL's full date is the site's own dating of the page
+    near = near or updated
     return near.pop() if len(near) == 1 else day
 
 
 # "Published", "Originally posted on:", right before a day
 _PUBLISHED_CUE = re.compile(r"(?<!last )\b(?:published|posted)(?:\s+on)?\s*:?\s*$", re.I)  # not "Last published"
+# "Updated", "Last updated on:", "Modified", "Reviewed", right before a day
+_UPDATED_CUE = re.compile(r"\b(?:updated|modified|revised|reviewed)(?:\s+on)?\s*:?\s*$", re.I)
 
 
 _DIGIT = re.compile(r"\d")
@@ -1028,9 +1034,9 @@ def _headline(declared: Declared, primary, site: Optional[str], host: str, vote:
     their visible heading words differently, and the words most sources share are the headline's; a news
     article's declared headline is its headline."""
     def stripped(text: str) -> str:
-        return headline_from_title(text, site, host, declared.headings) if text else ""
+        return headline_from_title(_unescaped(text), site, host, declared.headings) if text else ""
 
-    h1 = next((h for h in declared.headings if h), "")
+    h1 = _unescaped(next((h for h in declared.headings if h), ""))
     h1 = h1 if 1 <= len(h1.split()) <= 30 else ""
     candidates = [("declared", stripped(_prop(primary, "headline", "name"))),
                   ("og", stripped(declared.og.get("og:title", ""))),
@@ -1057,6 +1063,12 @@ def _headline(declared: Declared, primary, site: Optional[str], host: str, vote:
         if score > best_score + 1e-9:
             best, best_score = text, score
     return best
+
+
+def _unescaped(text: str) -> str:
+    """A title or heading escaped twice by its template ("SQL &#x26; AI", "TFC8&reg;") as it reads: the
+    entity's name is no word of the headline."""
+    return html_unescape(text) if "&" in text else text
 
 
 _TOKEN = re.compile(r"\w+")

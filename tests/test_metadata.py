@@ -621,6 +621,10 @@ DATELINE = """<html><head><title>Seven SEO predictions</title><script type="appl
     ("Updated Sep 4, 2025", "<p>This article was originally published on 26 Sep 2019 at 4:12pm.</p>", "2019-09-26"),
     ("Sep 4, 2025", "<p>Last published Apr 8, 2024 by the editors, after a review of every figure in it.</p>",
      "2025-09-04"),  # "Last published" is no publication day
+    # a day and an "Updated" day near the heading: the first is the publication
+    ("April 26, 2024</p><p>Updated on: October 28, 2024", "", "2024-04-26"),
+    ("March 2, 2024</p><p>Last updated April 10, 2024", "", "2024-03-02"),  # the declared day shown as the update
+    ("Updated on: October 28, 2024</p><p>Reviewed: Nov 2, 2024", "", "2024-04-10"),  # two updates: no one
 ])
 def test_the_day_a_pages_dateline_shows_where_it_shows_the_declared_day_nowhere(dateline, footer, expected):
     html = DATELINE.replace("{dateline}", dateline).replace("{footer}", footer)
@@ -658,6 +662,16 @@ def test_shown_days(text, expected):
 ])
 def test_a_title_part_that_is_a_heading_is_the_headline_unless_it_is_the_sites_logo(title, headings, host, expected):
     assert headline_from_title(title, None, host, headings) == expected
+
+
+def test_a_title_or_heading_escaped_twice_reads_as_text():
+    html = ("<html><head><title>Ten data tools | Python, SQL &amp;amp; AI | Splunk</title>"
+            "<meta property='og:title' content='The Cream with TFC8&amp;reg; Face Moisturizer | Sephora'></head>"
+            "<body><h1>Ten data tools | Python, SQL &amp;#x26; AI</h1><p>Body.</p></body></html>")
+    url = "https://www.splunk.example/tools"
+    assert meta_of(html, url=url).headline == "Ten data tools | Python, SQL & AI"
+    no_h1 = html.replace("<h1>", "<p>").replace("</h1>", "</p>")
+    assert meta_of(no_h1, url=url).headline == "The Cream with TFC8® Face Moisturizer"
 
 
 def test_a_day_shown_as_published_wins_without_a_heading():
