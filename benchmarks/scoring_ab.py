@@ -1,7 +1,7 @@
 """First-sight scoring of a git ref against the working tree's: the CPU-time ratio, and whether the scores agree.
 
     python benchmarks/scoring_ab.py --pages "$EDREW_WCXB/html" [--ref main] [--limit 100] [--rounds 6] [--batch 1]
-                                    [--backend numpy]
+                                    [--backend numpy] [--model DIR | --models BEFORE,AFTER]
     python benchmarks/scoring_ab.py --pages "$EDREW_WCXB/html" --backends native,numpy [--limit 100] [--rounds 6]
 
 For work on the scorer (edrew_scrapy/model, the skip of settled nodes) that should make scoring cheaper:
@@ -10,7 +10,9 @@ working tree), and each round runs `extract.score_pages` of both packages over t
 fresh process on one core (nothing one run leaves in the scorer's caches helps the other), the order
 alternating from round to round so that a shared machine's load falls on both alike. Each run warms up
 on 24 pages, then scores every other page once, `--batch` pages a call (1: as `edrew extract` runs a
-file), and reports the CPU time of those calls. Both read the working tree's models/default.
+file), and reports the CPU time of those calls. Both read the working tree's models/default (`--model DIR`:
+that model folder instead; `--models BEFORE,AFTER`: the ref scores with BEFORE, the working tree with AFTER,
+e.g. `--ref HEAD --models single-head-copy,models/default` for what a model's second head costs).
 Prints CPU ms a page per run, the ratio ref / working tree by round and its median, and the largest
 difference between the two packages' scores (0 when the change leaves the arithmetic as it was).
 
@@ -54,14 +56,14 @@ def child(args: argparse.Namespace) -> int:
         from edrew_scrapy.model.base import load_model, set_threads
 
         set_threads(1, args.backend)
-        scorer = load_model(ROOT / "models" / "default", backend=args.backend)
+        scorer = load_model(args.model, backend=args.backend)
     else:
         import torch
 
         torch.set_num_threads(1)
         from edrew_scrapy.model.scorer import load_model
 
-        scorer = load_model(ROOT / "models" / "default")
+        scorer = load_model(args.model)
     extract = importlib.import_module("edrew_scrapy.extract")
     with open(args.child, "rb") as f:
         pages = pickle.load(f)
@@ -93,6 +95,9 @@ def main() -> int:
     ap.add_argument("--backends", help="A,B: two backends of the working tree (e.g. native,numpy) instead of a ref")
     ap.add_argument("--backend", help="the backend both packages score with (e.g. numpy; a ref's own "
                     "edrew_scrapy.model.base.load_model); default: the PyTorch scorer")
+    ap.add_argument("--model", default=str(ROOT / "models" / "default"),
+                    help="the model folder both sides score with (default: the working tree's models/default)")
+    ap.add_argument("--models", help="BEFORE,AFTER: the ref's model folder and the working tree's, instead of --model")
     ap.add_argument("--child", help=argparse.SUPPRESS)  # a pickle of the pages: run once, in this process
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -118,6 +123,9 @@ def main() -> int:
         ap.error("--backends takes two backends, e.g. native,numpy")
     if backends and args.backend:
         ap.error("--backend is for a ref against the working tree; --backends names both sides' backends")
+    models = args.models.split(",") if args.models else [args.model, args.model]
+    if len(models) != 2:
+        ap.error("--models takes two model folders, the ref's and the working tree's")
     with tempfile.TemporaryDirectory(prefix="scoring-ab-") as tmp:
         if backends:
             sides = {name: ROOT for name in backends}
@@ -133,12 +141,13 @@ def main() -> int:
         times: dict = {name: [] for name in sides}
         rss: dict = {name: [] for name in sides}
         outs = {name: Path(tmp) / f"scores-{i}.npy" for i, name in enumerate(sides)}
+        model_of = dict(zip(sides, models))
         for rnd in range(args.rounds):
             order = list(sides) if rnd % 2 == 0 else list(sides)[::-1]
             for name in order:
                 env = dict(os.environ, PYTHONPATH=str(sides[name]))
                 command = [sys.executable, __file__, "--child", str(pickled), "--out", str(outs[name]),
-                           "--batch", str(args.batch)]
+                           "--batch", str(args.batch), "--model", model_of[name]]
                 if backends or args.backend:
                     command += ["--backend", name if backends else args.backend]
                 run = subprocess.run(command, env=env, capture_output=True, text=True)

@@ -19,6 +19,7 @@ COMMANDS = {
     "pdf": "structure and sentences of PDF articles, one XML file each",
     "inspect": "write an HTML report of one page: its nodes coloured by score, the rule that decided each",
     "train": "pre-train the reTPS biLM and train the relevance classifier on a labelled dataset",
+    "combine": "one model folder whose scores mix the heads of model folders on the same biLM",
     "merge": "merge the JSON Lines feeds of a distributed crawl's processes, each page item once",
     "train-pagetype": "train the page-type classifier on WCXB page types, cross-validated by domain",
 }

@@ -215,7 +215,7 @@ def _read_tree(tree, text: str, url: Optional[str], skipped: List[str]) -> Optio
     """The declared metadata in lexbor's tree of `text`; lxml parses `text` again only for extruct's
     microdata reader, on a page with microdata items whose JSON-LD does not already name an article's
     headline, author and date. None for a tree without `<html>`."""
-    root = tree.css_first("html")
+    root = _html_element(tree)
     if root is None:
         return None
     attrs = root.attributes
@@ -230,7 +230,7 @@ def _read_tree(tree, text: str, url: Optional[str], skipped: List[str]) -> Optio
     if source is not None:
         declared.items.extend(_microdata_items(source, url, skipped))
     try:
-        declared.og = _opengraph(tree)
+        declared.og = _opengraph(tree, root)
     except Exception:  # noqa: BLE001 - a hostile prefix attribute
         skipped.append("opengraph")
     declared.meta = _meta(found.meta)
@@ -239,6 +239,13 @@ def _read_tree(tree, text: str, url: Optional[str], skipped: List[str]) -> Optio
     declared.headings = [_clean(h.text()) for h in found.h1[:5]]
     declared.skipped = tuple(skipped)
     return declared
+
+
+def _html_element(tree):
+    """The tree's first `<html>` element: the document's element, where lexbor put one (it does for every
+    HTML it parses), without the walk of the whole tree a selector costs."""
+    root = tree.root
+    return root if root is not None and root.tag == "html" else tree.css_first("html")
 
 
 # the elements read by their tag or an attribute's presence, selected in one walk of lexbor's tree: a walk
@@ -516,11 +523,62 @@ def _microdata_items(text: str, url: Optional[str], skipped: List[str]) -> List[
         skipped.append("microdata-too-many")
         return []
     try:
-        found = MicrodataExtractor(nested=True).extract_items(tree, url)
+        found = _microdata_extractor(MicrodataExtractor)(nested=True).extract_items(tree, url)
     except Exception:  # noqa: BLE001 - RecursionError on deep nesting, itemref loops
         skipped.append("microdata")
         return []
     return _with_main_entities([_from_microdata(item, 0) for item in found if isinstance(item, dict)])
+
+
+@lru_cache(maxsize=2)
+def _microdata_extractor(shipped: type) -> type:
+    """extruct's microdata reader with an item's own properties selected by _own_properties instead of its
+    XPath, which takes the set difference of all the item's `itemprop` descendants and those inside its
+    nested items, for each item: the cost grows with the product of the two (a forum thread's or a Q&A
+    page's posts, each an item in the page's item, took 40-200 ms). extruct still reads every value (text
+    content, URLs, `itemref`, nesting), which is what it is kept for; the items are the same. An extruct
+    without that XPath (`_xp_prop`) is used as it is."""
+    if not callable(getattr(shipped, "_xp_prop", None)):
+        return shipped
+    return type("MicrodataExtractor", (shipped,), {"_xp_prop": staticmethod(_own_properties)})
+
+
+@lru_cache(maxsize=1)
+def _descendants_with_itemprop():
+    from lxml.etree import XPath
+
+    return XPath(".//*[@itemprop]")
+
+
+def _own_properties(item) -> list:
+    """The elements with `itemprop` below lxml element `item` that belong to it, not to an item inside it (an
+    element with `itemscope` is a property of the item around it, its descendants are its own), in document
+    order: what extruct's `set:difference(.//*[@itemprop], .//*[@itemscope]//*[@itemprop])` selects. Each
+    property's ancestors are climbed up to the first item, each ancestor once (`own` remembers what was
+    found above it): the cost is the item's size, not the product of its properties and its nested items'
+    ones, nor of its properties and their depth (a hostile page nests thousands of them deep)."""
+    found = []
+    own: Dict[Any, bool] = {}  # an element between `item` and a property -> whether no item lies in between
+    for prop in _descendants_with_itemprop()(item):
+        climbed = []
+        parent = prop.getparent()
+        while True:
+            if parent is item:
+                mine = True
+                break
+            if parent is None or "itemscope" in parent.attrib:
+                mine = False
+                break
+            mine = own.get(parent)
+            if mine is not None:
+                break
+            climbed.append(parent)
+            parent = parent.getparent()
+        for element in climbed:
+            own[element] = mine
+        if mine:
+            found.append(prop)
+    return found
 
 
 def _from_microdata(item: Dict[str, Any], depth: int) -> Dict[str, Any]:
@@ -615,14 +673,14 @@ _OG_NAMESPACES = frozenset({"og", "music", "video", "article", "book", "profile"
 _PREFIX = re.compile(r"\s*(\w+):\s*([^\s]+)")
 
 
-def _opengraph(tree) -> Dict[str, str]:
+def _opengraph(tree, root) -> Dict[str, str]:
     """Open Graph properties as extruct reads them: `<meta property content>` in `<head>` whose prefix is
-    one of Open Graph's or declared in a `prefix` attribute of `<html>` or `<head>`."""
+    one of Open Graph's or declared in a `prefix` attribute of `<html>` (`root`) or `<head>`."""
     head = tree.head
     if head is None:
         return {}
     prefixes = set(_OG_NAMESPACES)
-    for el in (tree.css_first("html"), head):
+    for el in (root, head):
         if el is not None:
             prefixes.update(name for name, _ in _PREFIX.findall((el.attributes.get("prefix") or "")[:1000]))
     out: Dict[str, str] = {}
@@ -745,12 +803,13 @@ def _shown_days(text: str, today: Optional[_dt.date], positions: bool = False) -
 def _shown_day(day: Optional[str], page, today: Optional[_dt.date], url: Optional[str] = None) -> Optional[str]:
     """The day the page shows as its publication ("Published March 9, 2026", "Originally posted on ..."),
     else `day` where the page shows it or it is the `url`'s full date, else the one day a dateline near the
-    page's first `<h1>` shows:
+    page's first `<h1>` shows (a day after "Updated" only where no other day is shown there: "April 26,
+    2024" above "Updated on: October 28, 2024" is the publication):
     labelled sets (WCXB) date a page by the day it shows readers, and a page's markup often declares
     another (a first publication the page no longer shows, a CMS's import day)."""
     nodes = (getattr(page, "nodes", None) or [])[:SHOWN_DATE_NODES]
     h1 = next((k for k, node in enumerate(nodes) if node.tag == "h1" and not node.hidden), None)
-    near, shown = set(), False
+    near, updated, shown = set(), set(), False
     for k, node in enumerate(nodes):
         # the days are looked for in short texts only: a paragraph's dates are what it tells, not its own
         text = node.content
@@ -759,17 +818,22 @@ def _shown_day(day: Optional[str], page, today: Optional[_dt.date], url: Optiona
         for start, found in _shown_days(text, today, positions=True):
             if _PUBLISHED_CUE.search(text, 0, start):
                 return found
-            shown = shown or found == day
+            # an "Updated" day is not the page showing `day` as its publication
+            cued = _UPDATED_CUE.search(text, 0, start) is not None
+            shown = shown or (found == day and not cued)
             if h1 is not None and not node.boilerplate and abs(k - h1) <= SHOWN_DATE_NEAR \
                     and len(text) <= SHOWN_DATE_CHARS:
-                near.add(found)
+                (updated if cued else near).add(found)
     if shown or h1 is None or (day and url and _URL_DAY.search(url) and day == _url_date(url, today)):
         return day  # the URL's full date is the site's own dating of the page
+    near = near or updated
     return near.pop() if len(near) == 1 else day
 
 
 # "Published", "Originally posted on:", right before a day
 _PUBLISHED_CUE = re.compile(r"(?<!last )\b(?:published|posted)(?:\s+on)?\s*:?\s*$", re.I)  # not "Last published"
+# "Updated", "Last updated on:", "Modified", "Reviewed", right before a day
+_UPDATED_CUE = re.compile(r"\b(?:updated|modified|revised|reviewed)(?:\s+on)?\s*:?\s*$", re.I)
 
 
 _DIGIT = re.compile(r"\d")
@@ -970,9 +1034,9 @@ def _headline(declared: Declared, primary, site: Optional[str], host: str, vote:
     their visible heading words differently, and the words most sources share are the headline's; a news
     article's declared headline is its headline."""
     def stripped(text: str) -> str:
-        return headline_from_title(text, site, host, declared.headings) if text else ""
+        return headline_from_title(_unescaped(text), site, host, declared.headings) if text else ""
 
-    h1 = next((h for h in declared.headings if h), "")
+    h1 = _unescaped(next((h for h in declared.headings if h), ""))
     h1 = h1 if 1 <= len(h1.split()) <= 30 else ""
     candidates = [("declared", stripped(_prop(primary, "headline", "name"))),
                   ("og", stripped(declared.og.get("og:title", ""))),
@@ -999,6 +1063,12 @@ def _headline(declared: Declared, primary, site: Optional[str], host: str, vote:
         if score > best_score + 1e-9:
             best, best_score = text, score
     return best
+
+
+def _unescaped(text: str) -> str:
+    """A title or heading escaped twice by its template ("SQL &#x26; AI", "TFC8&reg;") as it reads: the
+    entity's name is no word of the headline."""
+    return html_unescape(text) if "&" in text else text
 
 
 _TOKEN = re.compile(r"\w+")
@@ -1270,17 +1340,65 @@ _CUE_ALONE = re.compile(r"^(?:(?:written|posted|words|reviewed|edited)\s+by|by|a
 def _text_byline(page) -> str:
     """The name in the first short "By ..." line among the page's first nodes, outside navigation,
     footers and hidden markup; "" for none."""
-    cue = ""  # a node that is the cue alone ("Written by"): the name is the next node's text
-    for node in (getattr(page, "nodes", None) or [])[:TEXT_BYLINE_NODES]:
+    for _indices, match, _line in _text_bylines(page):
+        return match.group(1).strip(" ,.|")
+    return ""
+
+
+def _text_bylines(page):
+    """(node indices, _TEXT_BY's match, the line) of each short "By ..." line among the page's first nodes,
+    outside navigation, footers and hidden markup; a cue alone ("Written by") and the next node, the name,
+    are one line of two nodes."""
+    cue: Optional[Tuple[int, str]] = None
+    for k, node in enumerate((getattr(page, "nodes", None) or [])[:TEXT_BYLINE_NODES]):
         if node.boilerplate or node.hidden or len(node.content) > 80:
-            cue = ""
+            cue = None
             continue
         text = node.content.strip()
-        match = _TEXT_BY.match(f"{cue} {text}" if cue else text)
-        if match and (not cue or match.end() == len(cue) + 1 + len(text)):
-            return match.group(1).strip(" ,.|")
-        cue = text if _CUE_ALONE.match(text) else ""
-    return ""
+        line = f"{cue[1]} {text}" if cue else text
+        match = _TEXT_BY.match(line)
+        if match and (not cue or match.end() == len(line)):
+            yield ((cue[0], k) if cue else (k,)), match, line
+        cue = (k, text) if _CUE_ALONE.match(text) else None
+
+
+# what a byline line says after the name, if anything: a role, a desk, another name, a day ("By Jane Doe,
+# City desk", "By Jane Doe | March 3, 2025", "By Jane Doe and John Roe"); a sentence that opens with "By
+# Jane Doe's" goes on otherwise
+_BYLINE_REST = re.compile(r"\s*(?:$|[,|·•/(–—-]|(?:and|&|for|in|on|at|with|via)\s)", re.I)
+# a dateline says its day and little else ("Updated Dec 4, 2025 · 5 min read", "Published: 3 March 2025")
+DATELINE_OTHER_WORDS = 4
+# a numeric day ("06.11.2025, 21:00 Uhr", "3/4/2025"): a dateline's, whichever order it is written in (the
+# date fields do not read it: the order is unknown)
+_NUMERIC_DAY = re.compile(r"\b(?:\d{1,2}[./-]\d{1,2}[./-](?:19|20)?\d\d|(?:19|20)\d\d[./]\d{1,2}[./]\d{1,2})\b")
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def byline_lines(page) -> Dict[int, str]:
+    """{node index: "byline" or "dateline"} of the page's byline and dateline lines, as the metadata reads an
+    author and a day from them: the first short "By ..." line, the one `_text_byline` reads (both nodes of a
+    cue alone and its name), where it holds the name and at most a role, a desk, another name or a day after
+    it (the lines after it are mostly teasers' and comments' bylines), and the short texts near the first
+    `<h1>` that show a day (`_shown_day`'s datelines) and at most DATELINE_OTHER_WORDS words beside it.
+    Pure: the serialised page only."""
+    out: Dict[int, str] = {}
+    for indices, match, line in _text_bylines(page):
+        if _BYLINE_REST.match(line, match.end()):
+            out.update(dict.fromkeys(indices, "byline"))
+        break
+    nodes = (getattr(page, "nodes", None) or [])[:SHOWN_DATE_NODES]
+    h1 = next((k for k, node in enumerate(nodes) if node.tag == "h1" and not node.hidden), None)
+    if h1 is None:
+        return out
+    for k in range(max(0, h1 - SHOWN_DATE_NEAR), min(len(nodes), h1 + SHOWN_DATE_NEAR + 1)):
+        node = nodes[k]
+        text = node.content
+        if node.hidden or node.boilerplate or len(text) > SHOWN_DATE_CHARS or not _DIGIT.search(text):
+            continue
+        day = _SHOWN_DAY if _shown_days(text, None) else _NUMERIC_DAY if _NUMERIC_DAY.search(text) else None
+        if day is not None and len(_LETTERS.findall(day.sub(" ", text))) <= DATELINE_OTHER_WORDS:
+            out.setdefault(k, "dateline")
+    return out
 
 
 def _a_name(name: str, site: Optional[str], host: str) -> bool:

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from .declared import KINDS, declared_kinds
-from .words import split_words
+from .words import has_unspaced, split_words
 
 __all__ = ["FEATURE_VERSION", "FORMAT", "PAGE_TYPES", "PageTypeClassifier", "PageTypeError", "default_classifier",
            "page_features"]
@@ -52,6 +52,7 @@ _PRICE_CODES = ("€", "zł", "kr", "eur", "usd", "gbp")
 
 # words read for the word features (headings' and the rest's, outside boilerplate), the first of the page
 MAX_WORDS = 1_000
+_NODE_WORDS = 100  # of each node
 
 _TAG_GROUPS = {
     "h1": ("h1",), "h2": ("h2", "h3"), "h4": ("h4", "h5", "h6"), "li": ("li",), "td": ("td", "th"),
@@ -85,17 +86,20 @@ def page_features(page, url: Optional[str] = None, declared=None) -> Dict[str, f
             feats["k:" + kind] = 1.0
     nodes = getattr(page, "nodes", None) or []
     chars = links = words = 0
-    groups: Counter = Counter()
     prices = dates = hidden = boiler = images = 0
-    text_words: Counter = Counter()
+    tags: List[str] = []
+    # the texts whose words are read, by prefix: one search of each prefix's texts joined by spaces finds the
+    # words a search of each text finds (_WORD_IN's ends are whitespace, and nothing else is ever joined)
+    read_texts: Dict[str, List[str]] = {"h:": [], "w:": []}
     read = 0
     for node in nodes:
         content = node.content
         n = len(content)
         chars += n
         links += node.link_chars
-        words += len(content.split())
-        groups[_TAG_TO_GROUP.get(node.tag, "other")] += 1
+        in_node = len(content.split())
+        words += in_node
+        tags.append(node.tag)
         images += len(node.images)
         if node.hidden:
             hidden += 1
@@ -111,11 +115,18 @@ def page_features(page, url: Optional[str] = None, declared=None) -> Dict[str, f
                 prices += any(code in folded for code in _PRICE_CODES) and bool(_PRICE.search(content))
             dates += ("19" in content or "20" in content) and bool(_DATE.search(content))
         if read < MAX_WORDS:
-            prefix = "h:" if node.tag in ("h1", "h2", "h3", "title") else "w:"
-            found = split_words(content.lower(), 100)
-            read += len(found)
-            for w in _WORD_IN.findall(" ".join(found)):
-                text_words[prefix + w] = 1
+            texts = read_texts["h:" if node.tag in ("h1", "h2", "h3", "title") else "w:"]
+            if in_node <= _NODE_WORDS and not has_unspaced(content):
+                # split_words(content.lower(), _NODE_WORDS) would give its words: read as they stand
+                read += in_node
+                texts.append(content)
+            else:  # the node's first words, or pieces of a text written without spaces
+                found = split_words(content.lower(), _NODE_WORDS)
+                read += len(found)
+                texts.append(" ".join(found))
+    groups: Counter = Counter()
+    for tag, count in Counter(tags).items():
+        groups[_TAG_TO_GROUP.get(tag, "other")] += count
     total = max(1, len(nodes))
     feats["n_nodes"] = math.log1p(len(nodes))
     feats["n_words"] = math.log1p(words)
@@ -130,8 +141,9 @@ def page_features(page, url: Optional[str] = None, declared=None) -> Dict[str, f
     for group in list(_TAG_GROUPS) + ["other"]:
         feats["tag_share:" + group] = groups[group] / total
         feats["tag_n:" + group] = math.log1p(groups[group])
-    for name in text_words:
-        feats[name] = 1.0
+    for prefix, texts in read_texts.items():
+        for word in dict.fromkeys(_WORD_IN.findall(" ".join(texts).lower())):
+            feats[prefix + word] = 1.0
     return feats
 
 

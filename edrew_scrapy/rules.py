@@ -5,7 +5,8 @@ threshold (capped per page at a share of the page's best score), boilerplate mar
 text for screen readers only, customer reviews on product pages, reader comments on pages whose content
 they are not (given apart: reader_comment_nodes), share, print and gallery controls and share bars' headings,
 boxes of related posts, newsletter sign-up boxes, photo credits and copyright lines, consent notices, a paywall's
-pitch, author boxes, photo captions (not on a photo story), the page's main region (never one paragraph, with the
+pitch, author boxes, photo captions (not on a photo story), an article's headline, byline and dateline
+lines (the item's metadata holds them), the page's main region (never one paragraph, with the
 standfirst beside it) and text repeated in another layout. extract.py applies them (`relevant_mask`);
 training applies the same ones to choose a model's threshold. Evidence for each rule: docs/method-choices.md
 and docs/evaluation.md.
@@ -21,18 +22,19 @@ from typing import Collection, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .declared import declared_kinds
+from .metadata import byline_lines
 from .page import Page
 from .tokens import SEP, retps_shape
 from .words import count_words
 
-__all__ = ["ARTICLE_WORDS", "AUTHOR_BOX_WORDS", "CAPTION_WORDS", "CHROME_WORDS", "COMMENT_FORM_WORDS", "COMMENT_WORDS",
-           "CONSENT_WORDS", "CREDIT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT", "LEAD_WORDS", "LIKE_WORDS",
-           "MAIN_REGION_SHARE", "OPTIONAL_RULES", "PAGE_BEST_SHARE", "PAYWALL_WORDS", "REASONS", "RELATED_WORDS",
-           "SCREEN_READER_CLASSES", "SIGNUP_WORDS", "STANDFIRST_WORDS", "TEASER_ITEMS", "Decision",
-           "comments_are_content", "explain", "for_screen_readers_only", "headline_node", "in_author_box",
-           "in_caption", "in_comment_form", "in_comments", "in_consent_notice", "in_credit_line",
-           "in_customer_reviews", "in_form_control", "in_like_button", "in_page_chrome", "in_paywall_prompt",
-           "in_related_box", "in_signup_box", "is_product_page", "is_relevant", "is_share_heading",
+__all__ = ["ARTICLE_WORDS", "AUTHOR_BOX_WORDS", "BYLINE_KINDS", "CAPTION_WORDS", "CHROME_WORDS", "COMMENT_FORM_WORDS",
+           "COMMENT_WORDS", "CONSENT_WORDS", "CREDIT_WORDS", "FALLBACK_SHARE", "FORM_CONTROL_TAGS", "KEPT",
+           "LEAD_WORDS", "LIKE_WORDS", "MAIN_REGION_SHARE", "OPTIONAL_RULES", "PAGE_BEST_SHARE", "PAYWALL_WORDS",
+           "REASONS", "RELATED_WORDS", "SCREEN_READER_CLASSES", "SIGNUP_WORDS", "STANDFIRST_WORDS", "TEASER_ITEMS",
+           "Decision", "byline_line_nodes", "comments_are_content", "explain", "for_screen_readers_only",
+           "headline_node", "in_author_box", "in_caption", "in_comment_form", "in_comments", "in_consent_notice",
+           "in_credit_line", "in_customer_reviews", "in_form_control", "in_like_button", "in_page_chrome",
+           "in_paywall_prompt", "in_related_box", "in_signup_box", "is_product_page", "is_relevant", "is_share_heading",
            "layout_duplicates", "main_region", "reader_comment_nodes", "relevant_mask", "settled", "standfirst_nodes"]
 
 
@@ -368,6 +370,37 @@ def in_caption(node) -> bool:
     return node.tag == "figcaption" or _short_in_box(node, _CAPTION_TOKEN, CAPTION_WORDS)
 
 
+# The lines of an article's top that the item gives in fields of their own (`headline`, `author`,
+# `date_published`, read from the same lines) and that news sets' references leave out of its text; the
+# kinds this rule drops (evidence: docs/method-choices.md, "Decision rules after scoring").
+BYLINE_KINDS = ("headline", "byline", "dateline")
+
+
+def byline_line_nodes(page: Page, kinds: Collection[str] = BYLINE_KINDS) -> List[bool]:
+    """The page's headline node (headline_node) and its byline and dateline lines as the metadata reads them
+    (metadata.byline_lines: the first short "By ..." line, short texts by the `<h1>` that show a day), of
+    `kinds`; none on a page that declares a product, a discussion or a collection (an article's top only)."""
+    out = [False] * len(page.nodes)
+    product, _article, discussion, collection = declared_kinds(page.declared)
+    if product or discussion or collection:
+        return out
+    if "headline" in kinds:
+        head = headline_node(page)
+        if head >= 0:
+            out[head] = True
+    for i, kind in byline_lines(page).items():
+        if kind in kinds:
+            out[i] = True
+    return out
+
+
+def _byline_lines(page: Page, keep: Sequence[bool]) -> Optional[List[bool]]:
+    """Which kept nodes are the article's headline, byline or dateline lines (byline_line_nodes)."""
+    lines = byline_line_nodes(page, BYLINE_KINDS)
+    drop = [k and b for k, b in zip(keep, lines)]
+    return drop if any(drop) else None
+
+
 def _captions(page: Page, keep: Sequence[bool], facts: "_Facts") -> Optional[List[bool]]:
     """Which kept nodes are photo captions to drop (in_caption), or None when there are none or when they hold at
     least half of the kept words: a photo story or a gallery page is its captions (as comments_are_content reads
@@ -567,7 +600,8 @@ def _reader_comments(page: Page, keep: Sequence[bool], facts: "_Facts") -> Optio
 # they give, the main region's widening to the text after the headline (_holding_lead) and the standfirst
 # kept beside the region (standfirst_nodes).
 ARTICLE_RULES = ("reader-comments", "comment-forms", "page-chrome", "like-buttons", "share-headings", "related-boxes",
-                 "signup-boxes", "credit-lines", "consent-notices", "paywall-prompts", "author-boxes", "captions")
+                 "signup-boxes", "credit-lines", "consent-notices", "paywall-prompts", "author-boxes", "captions",
+                 "byline-lines")
 OPTIONAL_RULES = ARTICLE_RULES + ("headline-lead", "standfirst", "paragraph-region")
 
 
@@ -689,6 +723,8 @@ def _article_rules(page: Page, keep: Sequence[bool], off: Collection[str]):
             drop = _reader_comments(page, keep, facts)
         elif reason == "captions":
             drop = _captions(page, keep, facts)
+        elif reason == "byline-lines":
+            drop = _byline_lines(page, keep)
         elif reason in named:
             drop = [k and facts.in_box(reason, i) for i, k in enumerate(keep)]
         else:
@@ -885,6 +921,7 @@ REASONS = {
     "paywall-prompts": "dropped: a paywall's or registration wall's pitch, price or log-in",
     "author-boxes": "dropped: an author box (a short biography)",
     "captions": "dropped: a caption",
+    "byline-lines": "dropped: the article's headline, byline or dateline line (the item's headline, author, date)",
     "outside-main-region": "dropped: outside the page's main region",
     "layout-duplicate": "dropped: repeats a kept text in another layout",
 }

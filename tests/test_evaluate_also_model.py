@@ -38,19 +38,20 @@ def dataset(tmp_path):
 
 @pytest.fixture
 def inverted_model(tmp_path):
-    """The shipped model with its output layer negated (card checksums updated): it ranks the page's nodes
-    upside down, so on the same pages it keeps other text than the shipped model."""
+    """The shipped model with every head's output layer negated (card checksums updated): it ranks the
+    page's nodes upside down, so on the same pages it keeps other text than the shipped model."""
     from safetensors.numpy import load_file, save_file
 
     folder = tmp_path / "inverted"
     shutil.copytree(model_directory("default"), folder)
-    head = folder / "head.safetensors"
-    weights = load_file(head)
-    weights["out.3.weight"], weights["out.3.bias"] = -weights["out.3.weight"], -weights["out.3.bias"]
-    save_file(weights, head)
     card = json.loads((folder / "card.json").read_text("utf-8"))
-    data = head.read_bytes()
-    card["files"]["head.safetensors"] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    for name in [entry["file"] for entry in card.get("heads", [])] or ["head.safetensors"]:
+        head = folder / name
+        weights = load_file(head)
+        weights["out.3.weight"], weights["out.3.bias"] = -weights["out.3.weight"], -weights["out.3.bias"]
+        save_file(weights, head)
+        data = head.read_bytes()
+        card["files"][name] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
     (folder / "card.json").write_text(json.dumps(card), "utf-8")
     return folder
 

@@ -471,6 +471,47 @@ def test_a_question_page_is_dated_and_authored_by_its_main_entity(html):
     assert m.headline == "Why is RAID not a backup?"
 
 
+NESTED_MICRODATA = """<html><body><div itemscope itemtype="https://schema.org/QAPage" itemprop="x">
+<div><span itemprop="name">Page</span></div><div itemprop="mainEntity" itemscope itemtype="https://schema.org/Question">
+<h1 itemprop="name headline">Q</h1><div class="post"><div itemprop="suggestedAnswer acceptedAnswer" itemscope
+ itemtype="https://schema.org/Answer"><p itemprop="text">An <b itemprop="keywords">answer</b></p><div itemprop="author"
+ itemscope><span itemprop="name">Ann</span><a itemprop="url" href="/u/1">profile</a></div></div></div>
+<div itemprop="comment" itemscope itemtype="https://schema.org/Comment"><span itemprop="text">Hm</span>
+<div itemscope itemtype="https://schema.org/Thing"><i itemprop="name">loose</i></div></div>
+<time itemprop="dateCreated" datetime="2020-01-02">2 Jan</time></div><meta itemprop="inLanguage" content="en">
+<div itemprop="about" itemscope itemref="r"></div></div><p id="r" itemprop="name">Referred</p></body></html>"""
+
+
+def test_extruct_with_its_properties_found_by_climbing_finds_what_its_xpath_finds():
+    import lxml.html
+    from extruct.w3cmicrodata import MicrodataExtractor
+
+    faster = metadata._microdata_extractor(MicrodataExtractor)
+    assert faster is not MicrodataExtractor
+    for html in (NESTED_MICRODATA, QA_MICRODATA, MICRODATA):
+        tree = lxml.html.fromstring(html)
+        for item in tree.xpath("//*[@itemscope]"):
+            assert metadata._own_properties(item) == MicrodataExtractor._xp_prop(item)
+        items = MicrodataExtractor(nested=True).extract_items(tree, URL)
+        assert items and faster(nested=True).extract_items(tree, URL) == items
+    # an extruct whose reader finds properties otherwise is used as it is
+    assert metadata._microdata_extractor(type("Other", (), {})).__name__ == "Other"
+
+
+def test_an_items_properties_deep_below_it_are_found_climbing_each_ancestor_once():
+    import lxml.html
+    from extruct.w3cmicrodata import MicrodataExtractor
+
+    # thousands of properties under a deep chain of plain elements: climbing each one to the item alone would
+    # take some 1,000,000 steps; each ancestor is climbed once. Props inside a nested item deep down are its.
+    deep = ("<html><body><div itemscope>" + "<div>" * 250 + '<span itemprop="a">x</span>' * 4000
+            + '<p itemprop="b" itemscope><i itemprop="c">y</i></p>' + "</div>" * 250 + "</div></body></html>")
+    item = lxml.html.fromstring(deep).xpath("//*[@itemscope]")[0]
+    own = metadata._own_properties(item)
+    assert len(own) == 4001 and own == MicrodataExtractor._xp_prop(item)
+    assert [el.get("itemprop") for el in own[-2:]] == ["a", "b"]
+
+
 def test_a_list_of_main_entities_speaks_for_no_one():
     html = ("""<html><head><title>Shipping FAQ</title><script type="application/ld+json">{"@type": "FAQPage",
     "mainEntity": [{"@type": "Question", "name": "How long?", "dateCreated": "2020-01-01",
@@ -580,6 +621,10 @@ DATELINE = """<html><head><title>Seven SEO predictions</title><script type="appl
     ("Updated Sep 4, 2025", "<p>This article was originally published on 26 Sep 2019 at 4:12pm.</p>", "2019-09-26"),
     ("Sep 4, 2025", "<p>Last published Apr 8, 2024 by the editors, after a review of every figure in it.</p>",
      "2025-09-04"),  # "Last published" is no publication day
+    # a day and an "Updated" day near the heading: the first is the publication
+    ("April 26, 2024</p><p>Updated on: October 28, 2024", "", "2024-04-26"),
+    ("March 2, 2024</p><p>Last updated April 10, 2024", "", "2024-03-02"),  # the declared day shown as the update
+    ("Updated on: October 28, 2024</p><p>Reviewed: Nov 2, 2024", "", "2024-04-10"),  # two updates: no one
 ])
 def test_the_day_a_pages_dateline_shows_where_it_shows_the_declared_day_nowhere(dateline, footer, expected):
     html = DATELINE.replace("{dateline}", dateline).replace("{footer}", footer)
@@ -617,6 +662,16 @@ def test_shown_days(text, expected):
 ])
 def test_a_title_part_that_is_a_heading_is_the_headline_unless_it_is_the_sites_logo(title, headings, host, expected):
     assert headline_from_title(title, None, host, headings) == expected
+
+
+def test_a_title_or_heading_escaped_twice_reads_as_text():
+    html = ("<html><head><title>Ten data tools | Python, SQL &amp;amp; AI | Splunk</title>"
+            "<meta property='og:title' content='The Cream with TFC8&amp;reg; Face Moisturizer | Sephora'></head>"
+            "<body><h1>Ten data tools | Python, SQL &amp;#x26; AI</h1><p>Body.</p></body></html>")
+    url = "https://www.splunk.example/tools"
+    assert meta_of(html, url=url).headline == "Ten data tools | Python, SQL & AI"
+    no_h1 = html.replace("<h1>", "<p>").replace("</h1>", "</p>")
+    assert meta_of(no_h1, url=url).headline == "The Cream with TFC8® Face Moisturizer"
 
 
 def test_a_day_shown_as_published_wins_without_a_heading():
@@ -770,6 +825,20 @@ def test_fuzzed_pages_give_the_same_metadata_with_and_without_the_serializers_tr
     alone = serialize(html, url="https://example.com/a")
     kind = _Typed("article")
     assert page_metadata(html, shared, None, kind, today=TODAY) == page_metadata(html, alone, None, kind, today=TODAY)
+
+
+@pytest.mark.parametrize("html", [
+    '<!-- first --><HTML lang="de" prefix="my: http://example.com/ns#"><head><meta property="my:title" content="T">'
+    "</head><body><p>x</p></body></HTML>",
+    "<p>no html tag</p>", "<svg><html></html></svg>", "\x00<html><head></head></html>"])
+def test_the_document_element_is_the_first_html_element_a_selector_finds(html):
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(html)
+    assert metadata._html_element(tree).mem_id == tree.css_first("html").mem_id
+    declared = metadata.read_tree(tree, html)
+    if "prefix" in html:  # <html>'s attributes still read: its language and its Open Graph prefixes
+        assert declared.lang == "de" and declared.og == {"my:title": "T"}
 
 
 def _microdata_source_of(html):

@@ -47,6 +47,34 @@ def test_features_read_the_url_the_declared_types_and_the_nodes():
     assert page_features(serialize("", url=None)) is not None
 
 
+def test_the_word_features_are_each_read_nodes_first_words_as_a_search_of_each_node_finds_them():
+    import re
+
+    from edrew_scrapy.pagetype import MAX_WORDS
+    from edrew_scrapy.words import split_words
+
+    long_text = " ".join(f"Wordy{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}" for i in range(150))
+    html = ("<html><head><title>ΣΟΦΙΑΣ Title here</title></head><body><h1>Big\u00a0Heading\tWords</h1>"
+            f"<p>{long_text}</p><h2>河畔市议会 voted news</h2><p>Ordinary words, twice twice; x1y and 42 apples</p>"
+            + "".join(f"<p>filler{i % 7} text{'s' * (i % 3)} of paragraph {i}</p>" for i in range(400))
+            + "<footer><p>boilerplate words footer</p></footer></body></html>")
+    page = serialize(html, url="https://example.com/a")
+    # the reading node by node: each non-boilerplate node's first 100 words, lower-cased, until MAX_WORDS
+    expected, read = {}, 0
+    for node in page.nodes:
+        if node.boilerplate or read >= MAX_WORDS:
+            continue
+        found = split_words(node.content.lower(), 100)
+        read += len(found)
+        prefix = "h:" if node.tag in ("h1", "h2", "h3", "title") else "w:"
+        for word in re.findall(r"(?<!\S)[^\W\d_]{3,20}(?!\S)", " ".join(found)):
+            expected[prefix + word] = 1.0
+    feats = page_features(page)
+    assert {k: v for k, v in feats.items() if k[:2] in ("h:", "w:")} == expected
+    assert "w:wordyvd" in feats and "w:wordywd" not in feats  # a long node's first 100 words (of 150)
+    assert "h:heading" in feats and "h:voted" in feats and "w:twice" in feats and "w:apples" in feats
+
+
 def test_what_a_page_declares_is_read_as_evidence_of_its_type():
     from edrew_scrapy.metadata import read_declared
 

@@ -94,6 +94,8 @@ def _article_rules_node_by_node(page, keep, off):
             drop = [k and rules.in_caption(n) for n, k in zip(page.nodes, keep)]
             if not any(drop) or rules._word_share(page.nodes, keep, drop) >= 0.5:
                 drop = None
+        elif reason == "byline-lines":
+            drop = [k and b for k, b in zip(keep, rules.byline_line_nodes(page))]
         else:
             drop = [k and ARTICLE_TESTS[reason](n) for n, k in zip(page.nodes, keep)]
         if drop is not None and any(drop):

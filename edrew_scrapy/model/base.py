@@ -1,8 +1,11 @@
 """What every backend's scorer shares, without torch: the page loop, the caches, the head checks, load_model.
 
 A backend supplies its sequence vectors (the biLM's pooled, mixed vectors of a set of reTPS), the pooled
-vectors of a node's first words and the head; `Scorer.score` does the rest the same way for all of them,
-so that they differ only in the arithmetic. `numpy` (numpy_backend.py) never imports torch; `native`
+vectors of a node's first words and the heads; `Scorer.score` does the rest the same way for all of them,
+so that they differ only in the arithmetic. A mixed model (the card's `heads`, files.head_entries) runs
+the biLM and the character CNN once a page for all its heads: each head's scalar mix is applied to the
+per-layer pooled vectors, each head scores the nodes, and the node's score is the heads' probabilities
+weighted by the card's weights. `numpy` (numpy_backend.py) never imports torch; `native`
 (scorer.py, PyTorch, the modules training uses) and `allennlp` (allennlp_backend.py) do.
 """
 from __future__ import annotations
@@ -41,8 +44,13 @@ class ScorerBase:
     """Scores pages with one model; `threshold` and `card` come from the model card.
 
     Subclasses set `backend` and `cache_class` and implement `_sequence_vectors_of` (the pooled, mixed
-    biLM vectors of distinct token lists), `_pool_words` (the [mean, max] of each word list's character-CNN
-    vectors) and `_probabilities` (the head on one page's node rows, numpy in and out)."""
+    biLM vectors of distinct token lists: each head's side by side, in the order of `heads`),
+    `_pool_words` (the [mean, max] of each word list's character-CNN vectors) and `_head_probabilities`
+    (one head on pages' node rows, numpy out).
+
+    Caches: `sequences` holds per distinct reTPS the vectors of every head (a mixed model's entries are
+    that many times larger; the byte budget bounds them all the same), `texts` the pooled word vectors
+    the heads share, and the backend's token cache the character-CNN vectors."""
 
     backend = ""
     cache_class = LRU
@@ -55,6 +63,7 @@ class ScorerBase:
         self.directory = Path(directory)
         self.card = card
         self.threshold = float(card.get("threshold", 0.5))
+        self.heads = files.head_entries(card, self.directory / files.CARD)
         # main-content models keep only their page's main region (edrew_scrapy.extract.relevant_mask)
         share = card.get("region_share")
         self.region_share = None if share is None else float(share)
@@ -65,7 +74,15 @@ class ScorerBase:
 
     @property
     def head_config(self) -> dict:
-        return self.card["head"]
+        """What the page loop computes for the heads: text vectors if one reads them, the most features
+        and tree levels one reads (features are a prefix of one table: each head takes its first n)."""
+        configs = [head.config for head in self.heads]
+        if len(configs) == 1:
+            return configs[0]
+        featured = [c["n_features"] for c in configs if c["use_features"]]
+        return {"use_text": any(c["use_text"] for c in configs), "use_features": bool(featured),
+                "n_features": max(featured, default=0),
+                "tree_levels": max(int(c.get("tree_levels", 0)) for c in configs)}
 
     def _inference(self):
         return nullcontext()
@@ -76,12 +93,39 @@ class ScorerBase:
     def _pool_words(self, word_lists: List[List[str]]):
         raise NotImplementedError
 
-    def _probabilities(self, elmo, text, features: Optional[np.ndarray], groups: Optional[np.ndarray]) -> np.ndarray:
+    def _head_probabilities(self, index: int, pages: List[tuple]) -> List[np.ndarray]:
+        """P(relevant) of each page's nodes by head `index`, from the page's (elmo, text, features, groups)."""
         raise NotImplementedError
 
+    def _heads_probabilities(self, per_head: List[List[tuple]]) -> List[List[np.ndarray]]:
+        """_head_probabilities of each head on its own inputs; a backend may run the heads together."""
+        return [self._head_probabilities(index, pages) for index, pages in enumerate(per_head)]
+
+    def _head_inputs(self, index: int, page: tuple) -> tuple:
+        """A page's (elmo, text, features, groups) as head `index` reads them: its own block of the
+        sequence vectors, text and groups if it uses them, its first n features."""
+        elmo, text, features, groups = page
+        config = self.heads[index].config
+        width = elmo.shape[1] // len(self.heads)
+        return (elmo[:, index * width: (index + 1) * width], text if config["use_text"] else None,
+                features[:, : config["n_features"]] if config["use_features"] else None,
+                groups if config.get("tree_levels") else None)
+
     def _probabilities_many(self, pages: List[tuple]) -> List[np.ndarray]:
-        """_probabilities of each page's (elmo, text, features, groups); a backend may run them together."""
-        return [self._probabilities(*page) for page in pages]
+        """P(relevant) of each page's (elmo, text, features, groups): the one head's, or the weighted sum of
+        the heads' probabilities."""
+        if len(self.heads) == 1:
+            return self._head_probabilities(0, pages)
+        per_head = self._heads_probabilities([[self._head_inputs(index, page) for page in pages]
+                                              for index in range(len(self.heads))])
+        mixed: List[np.ndarray] = []
+        for index, (head, probs) in enumerate(zip(self.heads, per_head)):
+            if index == 0:
+                mixed = [np.float32(head.weight) * p for p in probs]
+            else:
+                for total, p in zip(mixed, probs):
+                    total += np.float32(head.weight) * p
+        return mixed
 
     def _token_cache(self) -> Optional[LRU]:
         return None
@@ -231,14 +275,23 @@ def check_cache_mb(cache_mb) -> Optional[float]:
     return float(cache_mb) or None
 
 
+def check_heads(card_path: Path, card: dict, options: dict) -> List[files.HeadEntry]:
+    """The card's heads (files.head_entries), each head's configuration checked and checked against the
+    biLM's options; the message names the head of a mixed model."""
+    heads = files.head_entries(card, card_path)
+    for head in heads:
+        where = card_path if len(heads) == 1 else Path(f"{card_path} (head {head.name!r}, {head.file})")
+        check_head_config(where, head.config)
+        check_head_fits(where, head.config, options)
+    return heads
+
+
 def read_model_files(directory: Path, verify: bool):
     """The card (checked, with its files' sizes and checksums when `verify`), the ELMo options and the
-    card's head configuration, checked against the options."""
+    card's head configurations, checked against the options."""
     card = files.read_card(directory, verify=verify)
     options = files.read_options(directory / files.OPTIONS, card["files"][files.OPTIONS]["bytes"])
-    config = card.get("head")
-    check_head_config(directory / files.CARD, config)
-    check_head_fits(directory / files.CARD, config, options)
+    check_heads(directory / files.CARD, card, options)
     return card, options
 
 

@@ -5,6 +5,7 @@
     elmo_options.json   AllenNLP ELMo options (`allennlp.modules.elmo.Elmo(options_file, ...)`)
     elmo_weights.hdf5   AllenNLP ELMo weights (`Elmo(..., weight_file, ...)`), TensorFlow-style layout
     head.safetensors    the scalar mix and the classifier head
+    head-NAME.safetensors  (a mixed model only) each further head, listed in the card's `heads`
 
 Nothing is pickled: JSON, HDF5 and safetensors only. Every problem raises ModelError naming the file.
 Every file is a regular file inside the directory (a link may point only within it), and no more of it is
@@ -19,7 +20,7 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import Dict, Mapping, Optional, Tuple, Union
+from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 
@@ -29,7 +30,12 @@ WEIGHTS = "elmo_weights.hdf5"
 HEAD = "head.safetensors"
 FORMAT = "edrew-model"
 FORMAT_VERSION = 1
+# a card with `heads`: a release that reads version 1 alone refuses it, rather than scoring with its first head
+MIXED_FORMAT_VERSION = 2
 DATA_FILES = (OPTIONS, WEIGHTS, HEAD)
+HEADS = "heads"  # the card's key of a mixed model: its heads, their files and weights
+# how far the heads' weights may sum from 1 (they are decimals written as JSON numbers)
+WEIGHT_SUM_TOLERANCE = 1e-6
 
 
 class ModelError(Exception):
@@ -167,6 +173,48 @@ def load_json(directory: Path, name: str, limit: int, what: str) -> object:
 
 # --- card ---------------------------------------------------------------------------------------------
 
+class HeadEntry(NamedTuple):
+    """One head of a model: its name, file in the folder, weight in the mix and head configuration."""
+
+    name: str
+    file: str
+    weight: float
+    config: dict
+
+
+def head_entries(card: Mapping, path: Union[str, Path] = CARD) -> List[HeadEntry]:
+    """The heads whose probabilities a model's scores mix, first the card's own (head.safetensors, the
+    card's `head`). A card without `heads` has that one, weight 1. With `heads`: the first entry is
+    head.safetensors and takes the card's configuration (it carries no `head` of its own), every other
+    entry carries its `head`; names and files are distinct, each file is in the card's `files`, and the
+    weights sum to 1. ModelError naming the card otherwise (the schema has checked the types)."""
+    entries = card.get(HEADS)
+    if entries is None:
+        return [HeadEntry("head", HEAD, 1.0, card["head"])]
+    heads: List[HeadEntry] = []
+    for k, entry in enumerate(entries):
+        if k == 0:
+            if entry["file"] != HEAD or "head" in entry:
+                raise ModelError(f"{path}: heads[0] must be the card's own head: file {HEAD}, its configuration "
+                                 f"the card's `head` (not repeated in the entry)")
+            config = card["head"]
+        elif "head" not in entry:
+            raise ModelError(f"{path}: heads[{k}] ({entry['file']}) has no head configuration")
+        else:
+            config = entry["head"]
+        if entry["file"] not in card["files"]:
+            raise ModelError(f"{path}: heads[{k}]: files does not list the checksum of {entry['file']}")
+        heads.append(HeadEntry(entry["name"], entry["file"], float(entry["weight"]), config))
+    for key in ("name", "file"):
+        values = [getattr(h, key) for h in heads]
+        if len(set(values)) != len(values):
+            raise ModelError(f"{path}: heads: two entries have the same {key}")
+    total = sum(h.weight for h in heads)
+    if abs(total - 1.0) > WEIGHT_SUM_TOLERANCE:
+        raise ModelError(f"{path}: heads: the weights sum to {total:g}, not 1")
+    return heads
+
+
 def write_card(directory: Path, card: Mapping) -> dict:
     """Write card.json with the size and checksum of every data file (call after writing them)."""
     directory = Path(directory)
@@ -197,9 +245,12 @@ def read_card(directory: Path, verify: bool = True) -> dict:
         kind = card.get("format") if isinstance(card, dict) else None
         raise ModelError(f"{path}: not an edrew model card (format {kind!r})")
     version = card.get("format_version")
-    if isinstance(version, bool) or version != FORMAT_VERSION:
+    if isinstance(version, bool) or version not in (FORMAT_VERSION, MIXED_FORMAT_VERSION):
         raise ModelError(f"{path}: model format version {version!r} is not supported "
-                         f"(this edrew-scrapy reads version {FORMAT_VERSION})")
+                         f"(this edrew-scrapy reads versions {FORMAT_VERSION} and {MIXED_FORMAT_VERSION})")
+    if (HEADS in card) != (version == MIXED_FORMAT_VERSION):
+        raise ModelError(f"{path}: a card with `{HEADS}` (a mixed model) is format version {MIXED_FORMAT_VERSION}, "
+                         f"one without is version {FORMAT_VERSION}; this one is version {version}")
     threshold = card.get("threshold", 0.5)
     if not is_number(threshold) or not 0 <= threshold <= 1:
         raise ModelError(f"{path}: threshold must be a number in [0, 1], not {threshold!r}")
@@ -217,7 +268,8 @@ def read_card(directory: Path, verify: bool = True) -> dict:
     if not isinstance(card.get("head"), dict):
         raise ModelError(f"{path}: the card has no head configuration")
     schema.check(card, schema.CARD_SCHEMA, path, "not a valid model card")
-    for name in DATA_FILES:
+    extra_heads = [h.file for h in head_entries(card, path) if h.file not in DATA_FILES]
+    for name in DATA_FILES + tuple(extra_heads):
         data = directory / name
         expected = files[name]
         size = model_file(directory, name).stat().st_size

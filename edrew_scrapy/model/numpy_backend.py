@@ -241,12 +241,13 @@ class NumpyBiLm:
         self.output_dim = 2 * self.hidden
         self.boundary = self.cnn(np.array([BOS_IDS, EOS_IDS], dtype=np.int64))
 
-    def encode(self, sequences: Sequence[Sequence[str]], token_vectors, mix_weights: Sequence[float],
-               gamma: float) -> np.ndarray:
-        """(len(sequences), 2, output_dim): [mean over tokens, leaf token] of the scalar-mixed ELMo vectors;
-        `token_vectors(words)` gives the (len(words), dim) character-CNN vectors of distinct words."""
+    def encode(self, sequences: Sequence[Sequence[str]], token_vectors,
+               mixes: Sequence[Tuple[Sequence[float], float]]) -> np.ndarray:
+        """(len(sequences), len(mixes), 2, output_dim): [mean over tokens, leaf token] of the ELMo vectors
+        mixed by each of `mixes` (a head's scalar-mix weights and gamma); `token_vectors(words)` gives the
+        (len(words), dim) character-CNN vectors of distinct words. The biLM runs once for all mixes."""
         if not sequences:
-            return np.zeros((0, 2, self.output_dim), dtype=F32)
+            return np.zeros((0, len(mixes), 2, self.output_dim), dtype=F32)
         vocab, lengths, ids = token_ids(sequences)
         table = np.concatenate([token_vectors(vocab), self.boundary])
         tries = tries_of(ids, lengths, len(vocab))
@@ -254,7 +255,10 @@ class NumpyBiLm:
         # each token's input projection for both directions (fewer rows than the nodes), then one row per node
         projected = np.concatenate([np.matmul(table, cell.w_in) + cell.bias for cell in self.cells[0]], axis=1)
         state = self._run(plan, projected.take(plan.tokens, axis=1))
-        return self._pool(pool_rows(tries, plan, lengths, self.n_layers), table, state, mix_weights, gamma)
+        rows = pool_rows(tries, plan, lengths, self.n_layers)
+        if len(mixes) == 1:
+            return self._pool(rows, table, state, *mixes[0])[:, None]
+        return self._pool_layers(rows, table, state, mixes)
 
     def _run(self, plan: Plan, layer0: np.ndarray) -> np.ndarray:
         """Every cell's projected state for every node (plan.rows rows), step by step as trie._run, with
@@ -346,9 +350,42 @@ class NumpyBiLm:
         order, counts, _, at = _position_major(lengths)
         mean = _reduce_by_position(mixed.take(rows.paths.take(at), axis=0), order, counts, np.add)
         mean /= lengths[:, None].astype(F32)
-        leaf = mixed.take(rows.leaves, axis=0)
-        n_seq, dim = len(lengths) // 2, mixed.shape[1]
-        return np.stack([mean, leaf], axis=1).reshape(2, n_seq, 2, dim).transpose(1, 2, 0, 3).reshape(n_seq, 2, 2 * dim)
+        return _sequence_rows(mean, mixed.take(rows.leaves, axis=0))
+
+    @staticmethod
+    def _pool_layers(rows: PoolRows, table: np.ndarray, state: np.ndarray,
+                     mixes: Sequence[Tuple[Sequence[float], float]]) -> np.ndarray:
+        """(S, len(mixes), 2, output_dim): _pool for several scalar mixes. Pooling is linear, so each
+        layer's output is pooled once (the layers side by side, one pass) and each mix is applied to the
+        pooled rows, far fewer than the trie's."""
+        n_rows, dim, n_layers = len(rows.tokens), table.shape[1], len(rows.layers) + 1
+        layers = np.empty((n_rows, n_layers, dim), dtype=F32)
+        layers[:, 0] = table.take(rows.tokens, axis=0)
+        layer_output = None
+        for layer, at in enumerate(rows.layers):
+            out = state.take(at, axis=0)
+            if layer_output is not None:
+                out += layer_output
+            layer_output = layers[:, layer + 1] = out
+        flat = layers.reshape(n_rows, n_layers * dim)
+        lengths = rows.lengths
+        order, counts, _, at = _position_major(lengths)
+        mean = _reduce_by_position(flat.take(rows.paths.take(at), axis=0), order, counts, np.add)
+        mean /= lengths[:, None].astype(F32)
+        pooled = np.stack([mean, flat.take(rows.leaves, axis=0)]).reshape(2, len(lengths), n_layers, dim)
+        heads = []
+        for mix_weights, gamma in mixes:
+            mixed = np.tensordot(pooled, np.asarray(mix_weights, dtype=F32), axes=([2], [0]))
+            mixed *= F32(gamma)
+            heads.append(_sequence_rows(mixed[0], mixed[1]))
+        return np.stack(heads, axis=1)
+
+
+def _sequence_rows(mean: np.ndarray, leaf: np.ndarray) -> np.ndarray:
+    """(S, 2, 2 * dim) from the pooled rows (2 * S, dim) of both directions (the S forward sequences, then
+    the S backward): per sequence, [mean, leaf], each forward then backward."""
+    n_seq, dim = len(mean) // 2, mean.shape[1]
+    return np.stack([mean, leaf], axis=1).reshape(2, n_seq, 2, dim).transpose(1, 2, 0, 3).reshape(n_seq, 2, 2 * dim)
 
 
 def _linear(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, relu: bool = False) -> np.ndarray:
@@ -396,78 +433,20 @@ class NumpyHead:
 
     def _context(self, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """(N, 2 * hidden): the page BiLSTM's outputs, forward and backward, as nn.LSTM gives them, for the
-        rows of x (N, node_dim) of pages of `lengths` nodes, one after the other. All pages and both
-        directions step together: step t runs each page's node t forward and its node n - 1 - t
-        backward. Vectors are columns (unit, page), the pages longest first, and the gates gate-major rows
-        (see _context_weights); once a page has ended, the steps after it run on the pages still going,
-        so the work and the memory are those of the pages' nodes, the longest page sets only the steps."""
-        hid, batch = self.context_hidden, len(lengths)
-        order = np.argsort(-lengths, kind="stable")  # column c holds page order[c]
-        sorted_lengths = lengths[order]
-        first = (np.cumsum(lengths) - lengths)[order]  # each column's page's first row in x
-        inputs = [(x @ w + bias).reshape(-1, 4, hid) for w, bias in zip(self.context_w_ih, self.context_bias)]
-        out = np.empty((len(x), 2 * hid), dtype=F32)
-        state = np.zeros((2 * hid, batch), dtype=F32)
-        memory = np.zeros((2 * hid, batch), dtype=F32)
-        start = 0
-        for active in range(batch, 0, -1):  # the steps during which `active` pages are still going
-            end = int(sorted_lengths[active - 1])
-            if end <= start:
-                continue
-            steps = np.arange(start, end)[:, None]
-            forward = first[None, :active] + steps                                  # (steps, active) rows of x
-            backward = first[None, :active] + sorted_lengths[None, :active] - 1 - steps
-            pre = np.empty((end - start, 4, 2, hid, active), dtype=F32)
-            pre[:, :, 0] = inputs[0][forward].transpose(0, 2, 3, 1)
-            pre[:, :, 1] = inputs[1][backward].transpose(0, 2, 3, 1)
-            hidden, memory[:, :active] = self._steps(pre.reshape(end - start, 8 * hid, active),
-                                                     state[:, :active], memory[:, :active])
-            state[:, :active] = hidden[-1]
-            out[forward, :hid] = hidden[:, :hid].transpose(0, 2, 1)
-            out[backward, hid:] = hidden[:, hid:].transpose(0, 2, 1)
-            start = end
-        return out
-
-    def _steps(self, pre: np.ndarray, state: np.ndarray, memory: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        """The LSTM steps of pre (steps, 8 * hidden, pages) from `state` and `memory` (2 * hidden, pages):
-        each step's hidden states (steps, 2 * hidden, pages) and the last memory. Every array contiguous."""
-        steps, rows, pages = pre.shape
-        hid = rows // 8
-        outputs = np.empty((steps + 1, 2 * hid, pages), dtype=F32)
-        outputs[0] = state
-        # the gates (input, forget, output, candidate), then the memory: [input; forget] times
-        # [candidate; memory] is one call, and its two halves summed the new memory
-        buf = np.empty((10 * hid, pages), dtype=F32)
-        gates, sig, out_gate, cand, mem = (buf[: 8 * hid], buf[: 6 * hid], buf[4 * hid: 6 * hid],
-                                           buf[6 * hid: 8 * hid], buf[8 * hid:])
-        in_forget, cand_mem = buf[: 4 * hid], buf[6 * hid:]
-        mem[...] = memory
-        products = np.empty((4 * hid, pages), dtype=F32)
-        in_cand, forget_mem = products[: 2 * hid], products[2 * hid:]
-        tmp = np.empty((2 * hid, pages), dtype=F32)
-        ones = np.ones_like(sig)  # an array: a Python scalar operand costs more than the operation here
-        w_hh, matmul, multiply, add, tanh, exp, divide = (self.context_w_hh, np.matmul, np.multiply, np.add,
-                                                          np.tanh, np.exp, np.divide)
-        with np.errstate(over="ignore"):  # exp(-x) = inf for x < -88: the sigmoid is 0, as it should be
-            # an LSTM step, written out (a few hundred steps a page, 10 calls each; `out` positional,
-            # which numpy parses faster than a keyword)
-            for t in range(steps):
-                matmul(w_hh, outputs[t], gates)
-                add(gates, pre[t], gates)
-                exp(sig, sig)
-                add(sig, ones, sig)
-                divide(ones, sig, sig)
-                tanh(cand, cand)
-                multiply(in_forget, cand_mem, products)
-                add(in_cand, forget_mem, mem)
-                tanh(mem, tmp)
-                multiply(out_gate, tmp, outputs[t + 1])
-        return outputs[1:], mem.copy()
+        rows of x (N, node_dim) of pages of `lengths` nodes, one after the other (see `contexts`)."""
+        return contexts([self], [x], lengths, self.context_w_hh)[0]
 
     def probabilities(self, pages: Sequence[tuple]) -> List[np.ndarray]:
         """P(relevant) of each page's nodes, from (elmo, text, features, groups) per page: elmo (N, 2 *
         elmo_dim), text (N, 2 * token_dim), features (N, n_features), groups (>= tree_levels, N) as
         features.ancestor_groups gives them. The pages' rows go through each layer together."""
+        x, lengths = self.node_rows(pages)
+        if self.config["use_context"]:
+            x = np.concatenate([x, self._context(x, lengths)], axis=1)
+        return self.output(x, lengths, pages)
+
+    def node_rows(self, pages: Sequence[tuple]) -> Tuple[np.ndarray, np.ndarray]:
+        """The pages' node vectors (the node layer's output), one page after the other, and each page's rows."""
         s, config = self.state, self.config
         lengths = index_array([len(elmo) for elmo, *_ in pages])
         parts = [np.concatenate([p[0] for p in pages])]
@@ -476,9 +455,12 @@ class NumpyHead:
                                  relu=True))
         if config["use_features"]:
             parts.append(np.concatenate([p[2] for p in pages]).astype(F32, copy=False))
-        x = _linear(np.concatenate(parts, axis=1), s["node.1.weight"], s["node.1.bias"], relu=True)
-        if config["use_context"]:
-            x = np.concatenate([x, self._context(x, lengths)], axis=1)
+        return _linear(np.concatenate(parts, axis=1), s["node.1.weight"], s["node.1.bias"], relu=True), lengths
+
+    def output(self, x: np.ndarray, lengths: np.ndarray, pages: Sequence[tuple]) -> List[np.ndarray]:
+        """P(relevant) of each page's nodes from their node vectors (with the page BiLSTM's outputs beside
+        them when the head reads context): the ancestor-group pooling, then the output layers."""
+        s = self.state
         ends = np.cumsum(lengths)[:-1]
         if self.tree_levels:
             if any(p[3] is None for p in pages):
@@ -489,6 +471,93 @@ class NumpyHead:
         logits = _linear(hidden, s["out.3.weight"], s["out.3.bias"])[:, 0]
         # sigmoid, without overflow for large |logits|
         return np.split((0.5 * (1.0 + np.tanh(0.5 * logits))).astype(F32), ends)
+
+
+def fused_context_weights(heads: Sequence["NumpyHead"]) -> np.ndarray:
+    """The state product of several heads' page BiLSTMs (one context size) stepping together: each head's
+    two directions are two more directions, gate-major rows as NumpyHead._context_weights lays them out."""
+    hid, n = heads[0].context_hidden, len(heads)
+    w_hh = np.zeros((4, n, 2, hid, n, 2, hid), dtype=F32)
+    for k, head in enumerate(heads):
+        w_hh[:, k, :, :, k] = head.context_w_hh.reshape(4, 2, hid, 2, hid)
+    return w_hh.reshape(8 * n * hid, 2 * n * hid)
+
+
+def contexts(heads: Sequence["NumpyHead"], xs: Sequence[np.ndarray], lengths: np.ndarray,
+             w_hh: np.ndarray) -> List[np.ndarray]:
+    """Each head's page BiLSTM outputs (N, 2 * hidden), forward and backward, as nn.LSTM gives them, for its
+    rows xs[k] (N, node_dim) of pages of `lengths` nodes, one after the other; `w_hh`: the one head's
+    context_w_hh, or fused_context_weights of the heads (one context size). All pages, both directions and
+    all heads step together: step t runs each page's node t forward and its node n - 1 - t backward, so
+    a second head adds arithmetic but not a second loop of calls. Vectors are columns (unit, page), the pages
+    longest first, and the gates gate-major rows (see NumpyHead._context_weights); once a page has ended,
+    the steps after it run on the pages still going, so the work and the memory are those of the pages'
+    nodes, the longest page sets only the steps."""
+    hid, batch, n_dirs = heads[0].context_hidden, len(lengths), 2 * len(heads)
+    order = np.argsort(-lengths, kind="stable")  # column c holds page order[c]
+    sorted_lengths = lengths[order]
+    first = (np.cumsum(lengths) - lengths)[order]  # each column's page's first row in x
+    inputs = [(x @ w + bias).reshape(-1, 4, hid)
+              for head, x in zip(heads, xs) for w, bias in zip(head.context_w_ih, head.context_bias)]
+    outs = [np.empty((len(x), 2 * hid), dtype=F32) for x in xs]
+    state = np.zeros((n_dirs * hid, batch), dtype=F32)
+    memory = np.zeros((n_dirs * hid, batch), dtype=F32)
+    start = 0
+    for active in range(batch, 0, -1):  # the steps during which `active` pages are still going
+        end = int(sorted_lengths[active - 1])
+        if end <= start:
+            continue
+        steps = np.arange(start, end)[:, None]
+        forward = first[None, :active] + steps                                  # (steps, active) rows of x
+        backward = first[None, :active] + sorted_lengths[None, :active] - 1 - steps
+        pre = np.empty((end - start, 4, n_dirs, hid, active), dtype=F32)
+        for d, rows in enumerate(inputs):
+            pre[:, :, d] = rows[backward if d % 2 else forward].transpose(0, 2, 3, 1)
+        hidden, memory[:, :active] = _steps(w_hh, pre.reshape(end - start, 4 * n_dirs * hid, active),
+                                            state[:, :active], memory[:, :active])
+        state[:, :active] = hidden[-1]
+        for k, out in enumerate(outs):
+            out[forward, :hid] = hidden[:, 2 * k * hid: (2 * k + 1) * hid].transpose(0, 2, 1)
+            out[backward, hid:] = hidden[:, (2 * k + 1) * hid: (2 * k + 2) * hid].transpose(0, 2, 1)
+        start = end
+    return outs
+
+
+def _steps(w_hh: np.ndarray, pre: np.ndarray, state: np.ndarray, memory: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The LSTM steps of pre (steps, 4 * width, pages) from `state` and `memory` (width, pages), `width`
+    the units of every direction (and head) stepping together, w_hh (4 * width, width) their state
+    product: each step's hidden states (steps, width, pages) and the last memory. Every array contiguous."""
+    steps, rows, pages = pre.shape
+    width = rows // 4
+    outputs = np.empty((steps + 1, width, pages), dtype=F32)
+    outputs[0] = state
+    # the gates (input, forget, output, candidate), then the memory: [input; forget] times
+    # [candidate; memory] is one call, and its two halves summed the new memory
+    buf = np.empty((5 * width, pages), dtype=F32)
+    gates, sig, out_gate, cand, mem = (buf[: 4 * width], buf[: 3 * width], buf[2 * width: 3 * width],
+                                       buf[3 * width: 4 * width], buf[4 * width:])
+    in_forget, cand_mem = buf[: 2 * width], buf[3 * width:]
+    mem[...] = memory
+    products = np.empty((2 * width, pages), dtype=F32)
+    in_cand, forget_mem = products[:width], products[width:]
+    tmp = np.empty((width, pages), dtype=F32)
+    ones = np.ones_like(sig)  # an array: a Python scalar operand costs more than the operation here
+    matmul, multiply, add, tanh, exp, divide = np.matmul, np.multiply, np.add, np.tanh, np.exp, np.divide
+    with np.errstate(over="ignore"):  # exp(-x) = inf for x < -88: the sigmoid is 0, as it should be
+        # an LSTM step, written out (a few hundred steps a page, 10 calls each; `out` positional,
+        # which numpy parses faster than a keyword)
+        for t in range(steps):
+            matmul(w_hh, outputs[t], gates)
+            add(gates, pre[t], gates)
+            exp(sig, sig)
+            add(sig, ones, sig)
+            divide(ones, sig, sig)
+            tanh(cand, cand)
+            multiply(in_forget, cand_mem, products)
+            add(in_cand, forget_mem, mem)
+            tanh(mem, tmp)
+            multiply(out_gate, tmp, outputs[t + 1])
+    return outputs[1:], mem.copy()
 
 
 def tree_pool(x: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -511,15 +580,22 @@ def tree_pool(x: np.ndarray, groups: np.ndarray) -> np.ndarray:
 
 
 class NumpyScorer(base.ScorerBase):
-    """Scores pages with NumpyBiLm and NumpyHead; caches as the PyTorch scorer's (base.ScorerBase)."""
+    """Scores pages with NumpyBiLm and a NumpyHead per head of the card; caches as the PyTorch scorer's
+    (base.ScorerBase). `head`: the first head (the card's own)."""
 
     backend = "numpy"
 
-    def __init__(self, directory: Path, card: dict, bilm: NumpyBiLm, head: NumpyHead, batch_size: int = 512,
-                 token_cache: int = 200_000, cache_mb: Optional[float] = None) -> None:
+    def __init__(self, directory: Path, card: dict, bilm: NumpyBiLm, heads: Sequence[NumpyHead],
+                 batch_size: int = 512, token_cache: int = 200_000, cache_mb: Optional[float] = None) -> None:
         super().__init__(directory, card, cache_mb=cache_mb)
         self.bilm = bilm
-        self.head = head
+        self.head_models = list(heads)
+        self.head = self.head_models[0]
+        # several heads whose page BiLSTMs have one size step together (contexts): their joint state product
+        with_context = [h for h in self.head_models if h.config["use_context"]]
+        fusable = len(self.head_models) > 1 and len(with_context) == len(self.head_models) and len(
+            {h.context_hidden for h in with_context}) == 1
+        self._fused_w_hh = fused_context_weights(self.head_models) if fusable else None
         self.batch_size = batch_size
         self.tokens = LRU(token_cache, cache_budget(cache_mb, "tokens"))
 
@@ -531,9 +607,9 @@ class NumpyScorer(base.ScorerBase):
         return self.tokens.get_many(words, lambda missing: self.bilm.cnn(char_array(missing)))
 
     def _sequence_vectors_of(self, sequences: List[List[str]]) -> np.ndarray:
-        head = self.head
-        parts = [self.bilm.encode(sequences[start: start + self.batch_size], self.token_vectors, head.mix_weights,
-                                  head.gamma) for start in range(0, len(sequences), self.batch_size)]
+        mixes = [(head.mix_weights, head.gamma) for head in self.head_models]
+        parts = [self.bilm.encode(sequences[start: start + self.batch_size], self.token_vectors, mixes)
+                 for start in range(0, len(sequences), self.batch_size)]
         out = parts[0] if len(parts) == 1 else np.concatenate(parts)
         return out.reshape(len(out), -1)
 
@@ -546,8 +622,18 @@ class NumpyScorer(base.ScorerBase):
         mean /= lengths[:, None].astype(F32)
         return np.concatenate([mean, _reduce_by_position(rows, order, counts, np.maximum)], axis=1)
 
-    def _probabilities_many(self, pages: List[tuple]) -> List[np.ndarray]:
-        return self.head.probabilities(pages)
+    def _head_probabilities(self, index: int, pages: List[tuple]) -> List[np.ndarray]:
+        return self.head_models[index].probabilities(pages)
+
+    def _heads_probabilities(self, per_head: List[List[tuple]]) -> List[List[np.ndarray]]:
+        if self._fused_w_hh is None:
+            return super()._heads_probabilities(per_head)
+        heads = self.head_models
+        rows = [head.node_rows(pages) for head, pages in zip(heads, per_head)]
+        lengths = rows[0][1]
+        outs = contexts(heads, [x for x, _ in rows], lengths, self._fused_w_hh)
+        return [head.output(np.concatenate([x, out], axis=1), lengths, pages)
+                for head, (x, _), out, pages in zip(heads, rows, outs, per_head)]
 
 
 def head_shapes(config: dict) -> Dict[str, tuple]:
@@ -588,27 +674,27 @@ def _check_options(path: Path, options: dict) -> None:
                          f"(skip) connections are supported, as in AllenNLP)")
 
 
-def load_head_arrays(directory: Path, config: dict) -> Dict[str, np.ndarray]:
-    """head.safetensors, holding exactly the tensors the card's head configuration describes."""
-    path = Path(directory) / files.HEAD
+def load_head_arrays(directory: Path, config: dict, name: str = files.HEAD) -> Dict[str, np.ndarray]:
+    """A head file (`name`, head.safetensors by default), holding exactly the tensors `config` describes."""
+    path = Path(directory) / name
     expected = head_shapes(config)
     state = files.read_head_arrays(path)
     missing, unexpected = sorted(set(expected) - set(state)), sorted(set(state) - set(expected))
     if missing or unexpected:
         raise ModelError(f"{path}: tensors do not match the card's head configuration (missing {missing}, "
                          f"unexpected {unexpected})")
-    for name, shape in expected.items():
-        if state[name].shape != shape:
-            raise ModelError(f"{path}: tensors do not match the card's head configuration ({name} has shape "
-                             f"{state[name].shape}, the card implies {shape})")
-    return {name: array.astype(F32, copy=False) for name, array in state.items()}
+    for key, shape in expected.items():
+        if state[key].shape != shape:
+            raise ModelError(f"{path}: tensors do not match the card's head configuration ({key} has shape "
+                             f"{state[key].shape}, the card implies {shape})")
+    return {key: array.astype(F32, copy=False) for key, array in state.items()}
 
 
 def load_numpy_model(directory: Path, verify: bool = True, cache_mb: Optional[float] = None) -> NumpyScorer:
     """base.load_model for the numpy backend (`cache_mb` checked there)."""
     card, options = base.read_model_files(directory, verify)
-    state = load_head_arrays(directory, card["head"])
+    heads = [NumpyHead(head.config, load_head_arrays(directory, head.config, head.file))
+             for head in files.head_entries(card, Path(directory) / files.CARD)]
     _check_options(directory / files.OPTIONS, options)
     loaded = files.read_elmo_arrays(directory / files.WEIGHTS, files.elmo_shapes_of_options(options))
-    return NumpyScorer(directory, card, NumpyBiLm(options, loaded), NumpyHead(card["head"], state),
-                       cache_mb=cache_mb)
+    return NumpyScorer(directory, card, NumpyBiLm(options, loaded), heads, cache_mb=cache_mb)

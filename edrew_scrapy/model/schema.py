@@ -18,6 +18,38 @@ _POSITIVE = {"type": "integer", "minimum": 1}
 _FILE = {"type": "object", "required": ["bytes", "sha256"], "additionalProperties": False,
          "properties": {"bytes": _COUNT, "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"}}}
 
+_HEAD = {
+    "type": "object",
+    "required": ["use_text", "use_features", "use_context", "n_layers", "elmo_dim", "node_dim", "dropout"],
+    "additionalProperties": False,
+    "properties": {
+        "variant": {"enum": list(VARIANT_NAMES)},
+        "use_text": {"type": "boolean"}, "use_features": {"type": "boolean"},
+        "use_context": {"type": "boolean"},
+        "n_layers": _POSITIVE, "elmo_dim": _POSITIVE, "node_dim": _POSITIVE, "token_dim": _POSITIVE,
+        "text_dim": _POSITIVE, "context_dim": _POSITIVE, "n_features": _COUNT, "tree_levels": _COUNT,
+        "dropout": {"type": "number", "minimum": 0, "maximum": 1},
+    },
+}
+# the most heads one model may mix (each is a page BiLSTM run per page)
+MAX_HEADS = 8
+# a head file: a plain name in the model folder
+HEAD_FILE_PATTERN = "^head[A-Za-z0-9_-]*[.]safetensors$"
+_HEAD_ENTRY = {
+    "type": "object",
+    "required": ["name", "file", "weight"],
+    "additionalProperties": False,
+    "properties": {
+        "name": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,40}$"},
+        "file": {"type": "string", "pattern": HEAD_FILE_PATTERN},
+        "weight": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+        "head": _HEAD,
+        "training": {"type": "object"},
+        "metrics": {"type": "object"},
+        "description": {"type": "string"},
+    },
+}
+
 CARD_SCHEMA = {
     "type": "object",
     "required": ["format", "format_version", "files", "head"],
@@ -37,19 +69,9 @@ CARD_SCHEMA = {
         "files": {"type": "object", "required": ["elmo_options.json", "elmo_weights.hdf5", "head.safetensors"],
                   "additionalProperties": _FILE,
                   "properties": {"elmo_options.json": _FILE, "elmo_weights.hdf5": _FILE, "head.safetensors": _FILE}},
-        "head": {
-            "type": "object",
-            "required": ["use_text", "use_features", "use_context", "n_layers", "elmo_dim", "node_dim", "dropout"],
-            "additionalProperties": False,
-            "properties": {
-                "variant": {"enum": list(VARIANT_NAMES)},
-                "use_text": {"type": "boolean"}, "use_features": {"type": "boolean"},
-                "use_context": {"type": "boolean"},
-                "n_layers": _POSITIVE, "elmo_dim": _POSITIVE, "node_dim": _POSITIVE, "token_dim": _POSITIVE,
-                "text_dim": _POSITIVE, "context_dim": _POSITIVE, "n_features": _COUNT, "tree_levels": _COUNT,
-                "dropout": {"type": "number", "minimum": 0, "maximum": 1},
-            },
-        },
+        "head": _HEAD,
+        # a model whose scores mix several heads on its one biLM (files.head_entries checks the rest)
+        "heads": {"type": "array", "minItems": 2, "maxItems": MAX_HEADS, "items": _HEAD_ENTRY},
         "metrics": {"type": "object"},
         "training": {"type": "object"},
     },

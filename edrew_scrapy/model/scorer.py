@@ -20,7 +20,7 @@ from .cache import CACHE_SHARES, DEFAULT_CACHE_MB, ENTRY_OVERHEAD, cache_budget,
 from .elmo import ElmoBiLm, char_tensor
 from .files import DEFAULT_MODEL_DIR, ModelError, model_directory  # noqa: F401 - DEFAULT_MODEL_DIR: public here too
 from .head import Head
-from .trie import encode_distinct
+from .trie import encode_distinct_mixes
 
 
 def _long(values: Sequence[int]) -> torch.Tensor:
@@ -41,14 +41,16 @@ class LRU(cache.LRU):
 
 
 class NativeEncoder:
-    """ELMo in plain PyTorch (elmo.py): token vectors and pooled, mixed sequence vectors."""
+    """ELMo in plain PyTorch (elmo.py): token vectors and pooled sequence vectors, mixed by each head's
+    scalar mix (`heads`: a Head or a list of them)."""
 
     name = "native"
 
-    def __init__(self, bilm: ElmoBiLm, head: Head, batch_size: int = 512, token_cache: int = 200_000,
-                 token_bytes: Optional[int] = None) -> None:
+    def __init__(self, bilm: ElmoBiLm, heads: Union[Head, Sequence[Head]], batch_size: int = 512,
+                 token_cache: int = 200_000, token_bytes: Optional[int] = None) -> None:
         self.bilm = bilm.eval()
-        self.head = head
+        self.heads = [heads] if isinstance(heads, Head) else list(heads)
+        self.head = self.heads[0]
         self.batch_size = batch_size
         self.tokens = LRU(token_cache, token_bytes)
         self._boundary: Optional[torch.Tensor] = None
@@ -58,16 +60,15 @@ class NativeEncoder:
         return self.tokens.get_many(words, lambda missing: self.bilm.token_embedder(char_tensor(missing)))
 
     def encode(self, sequences: List[List[str]]) -> torch.Tensor:
-        """(len(sequences), 2, elmo_dim): [mean, leaf] of the mixed ELMo representation, each token
-        prefix and suffix of the batch run through the biLM once (trie.py)."""
+        """(len(sequences), heads, 2, elmo_dim): [mean, leaf] of the ELMo representation mixed by each head,
+        each token prefix and suffix of the batch run through the biLM once for all heads (trie.py)."""
         if not sequences:
-            return torch.zeros(0, 2, self.bilm.output_dim)
+            return torch.zeros(0, len(self.heads), 2, self.bilm.output_dim)
         if self._boundary is None:  # <S> and </S>: fixed, like the cached token vectors
             self._boundary = torch.stack(self.bilm.boundary_embeddings())
-        mix = self.head.scalar_mix
-        weights = mix.weights()
-        parts = [encode_distinct(self.bilm, sequences[start: start + self.batch_size], self.token_vectors,
-                                 self._boundary, weights, mix.gamma)
+        mixes = [(head.scalar_mix.weights(), head.scalar_mix.gamma) for head in self.heads]
+        parts = [encode_distinct_mixes(self.bilm, sequences[start: start + self.batch_size], self.token_vectors,
+                                       self._boundary, mixes)
                  for start in range(0, len(sequences), self.batch_size)]
         return parts[0] if len(parts) == 1 else torch.cat(parts)
 
@@ -86,20 +87,18 @@ def pool_words(word_lists: List[List[str]], token_vectors: Callable[[List[str]],
 
 
 class Scorer(ScorerBase):
-    """Scores pages with the PyTorch modules (`native`) or AllenNLP's Elmo (`allennlp`) and the PyTorch head."""
+    """Scores pages with the PyTorch modules (`native`) or AllenNLP's Elmo (`allennlp`, single-head models
+    only) and the PyTorch heads (`heads`: a Head or one per head of the card); `head` is the first."""
 
     cache_class = LRU
 
-    def __init__(self, directory: Path, card: dict, encoder, head: Head, sequence_cache: int = 100_000,
-                 text_cache: int = 50_000, cache_mb: Optional[float] = None) -> None:
+    def __init__(self, directory: Path, card: dict, encoder, heads: Union[Head, Sequence[Head]],
+                 sequence_cache: int = 100_000, text_cache: int = 50_000, cache_mb: Optional[float] = None) -> None:
         super().__init__(directory, card, sequence_cache, text_cache, cache_mb)
         self.encoder = encoder
-        self.head = head.eval()
+        self.head_models = [head.eval() for head in ([heads] if isinstance(heads, Head) else heads)]
+        self.head = self.head_models[0]
         self.backend = encoder.name
-
-    @property
-    def head_config(self) -> dict:
-        return self.head.config
 
     def _inference(self):
         return torch.inference_mode()
@@ -113,11 +112,16 @@ class Scorer(ScorerBase):
     def _pool_words(self, word_lists: List[List[str]]) -> torch.Tensor:
         return pool_words(word_lists, self.encoder.token_vectors)
 
-    def _probabilities(self, elmo: torch.Tensor, text: Optional[torch.Tensor], features: Optional[np.ndarray],
+    def _head_probabilities(self, index: int, pages: List[tuple]) -> List[np.ndarray]:
+        head = self.head_models[index]
+        return [self._probabilities(head, *page) for page in pages]
+
+    @staticmethod
+    def _probabilities(head: Head, elmo: torch.Tensor, text: Optional[torch.Tensor], features: Optional[np.ndarray],
                        groups: Optional[np.ndarray]) -> np.ndarray:
-        logits = self.head(elmo.unsqueeze(0), None if text is None else text.unsqueeze(0),
-                           None if features is None else torch.from_numpy(features).unsqueeze(0), None,
-                           None if groups is None else torch.from_numpy(groups).unsqueeze(0))
+        logits = head(elmo.unsqueeze(0), None if text is None else text.unsqueeze(0),
+                      None if features is None else torch.from_numpy(features).unsqueeze(0), None,
+                      None if groups is None else torch.from_numpy(groups).unsqueeze(0))
         return torch.sigmoid(logits[0]).numpy()
 
 
@@ -140,11 +144,13 @@ def check_bilm_weights(options: dict, path: Union[str, Path], weights: Union[str
     files.check_elmo_datasets(Path(weights), shapes)
 
 
-def load_head(directory: Path, card: dict, options: Optional[dict] = None) -> Head:
-    """`options`: the biLM's, when known, so that a head that cannot read it is refused before it is built."""
-    path = Path(directory) / files.HEAD
+def load_head(directory: Path, card: dict, options: Optional[dict] = None,
+              entry: Optional[files.HeadEntry] = None) -> Head:
+    """The card's head, or the head `entry` of a mixed model's (files.head_entries); `options`: the biLM's,
+    when known, so that a head that cannot read it is refused before it is built."""
+    path = Path(directory) / (files.HEAD if entry is None else entry.file)
     card_path = Path(directory) / files.CARD
-    config = card.get("head")
+    config = card.get("head") if entry is None else entry.config
     check_head_config(card_path, config)
     if options is not None:
         check_head_fits(card_path, config, options)
@@ -173,17 +179,21 @@ def load_torch_model(directory: Path, backend: str = "native", verify: bool = Tr
     """base.load_model for the backends that run on PyTorch (native, allennlp); `cache_mb` checked there."""
     card = files.read_card(directory, verify=verify)
     options = files.read_options(directory / files.OPTIONS, card["files"][files.OPTIONS]["bytes"])
-    head = load_head(directory, card, options)
+    entries = base.check_heads(directory / files.CARD, card, options)
+    if backend == "allennlp" and len(entries) > 1:
+        raise ModelError(f"{directory / files.CARD}: backend 'allennlp' scores single-head models only; this "
+                         f"model mixes {len(entries)} heads (use the numpy or native backend)")
+    heads = [load_head(directory, card, options, entry) for entry in entries]
     check_bilm_weights(options, directory / files.OPTIONS, directory / files.WEIGHTS)
     if backend == "native":
         bilm = build_bilm(options, directory / files.OPTIONS)
         files.read_elmo_weights(directory / files.WEIGHTS, bilm)
-        encoder = NativeEncoder(bilm, head, token_bytes=cache_budget(cache_mb, "tokens"))
+        encoder = NativeEncoder(bilm, heads, token_bytes=cache_budget(cache_mb, "tokens"))
     else:
         from .allennlp_backend import AllenNlpEncoder
 
-        encoder = AllenNlpEncoder(directory / files.OPTIONS, directory / files.WEIGHTS, head)
-    return Scorer(directory, card, encoder, head, cache_mb=cache_mb)
+        encoder = AllenNlpEncoder(directory / files.OPTIONS, directory / files.WEIGHTS, heads[0])
+    return Scorer(directory, card, encoder, heads, cache_mb=cache_mb)
 
 
 def load_model(path: Union[str, Path, None] = None, backend: str = "native", verify: bool = True,

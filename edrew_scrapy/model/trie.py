@@ -125,8 +125,15 @@ def encode_distinct(bilm: ElmoBiLm, sequences: Sequence[Sequence[str]], token_ve
     """(len(sequences), 2, output_dim): [mean over tokens, leaf token] of the scalar-mixed ELMo vectors,
     as `NativeEncoder.encode` gives them. `token_vectors(words)` gives (len(words), dim) char-CNN vectors
     of distinct words, `boundary` (2, dim) those of <S> and </S>; every sequence has a token."""
+    return encode_distinct_mixes(bilm, sequences, token_vectors, boundary, [(mix_weights, gamma)])[:, 0]
+
+
+def encode_distinct_mixes(bilm: ElmoBiLm, sequences: Sequence[Sequence[str]], token_vectors,
+                          boundary: torch.Tensor, mixes: Sequence[Tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
+    """(len(sequences), len(mixes), 2, output_dim): encode_distinct for each of `mixes` (a head's scalar-mix
+    weights and gamma), the biLM run once for all of them."""
     if not sequences:
-        return boundary.new_zeros((0, 2, bilm.output_dim))
+        return boundary.new_zeros((0, len(mixes), 2, bilm.output_dim))
     vocab, lengths, ids = token_ids(sequences)
     table = torch.cat([token_vectors(vocab), boundary])
     tries = tries_of(ids, lengths, len(vocab))
@@ -137,7 +144,10 @@ def encode_distinct(bilm: ElmoBiLm, sequences: Sequence[Sequence[str]], token_ve
                            for layers in (bilm.lstm.forward_layers, bilm.lstm.backward_layers)])
     layer0 = projected.index_select(0, torch.from_numpy(plan.tokens))
     state = _run(bilm, plan, layer0)
-    return _pool(pool_rows(tries, plan, lengths, n_layers), table, state, mix_weights, gamma)
+    rows = pool_rows(tries, plan, lengths, n_layers)
+    if len(mixes) == 1:
+        return _pool(rows, table, state, *mixes[0]).unsqueeze(1)
+    return _pool_layers(rows, table, state, mixes)
 
 
 def _pool(rows: PoolRows, table: torch.Tensor, state: torch.Tensor, mix_weights: torch.Tensor,
@@ -155,9 +165,34 @@ def _pool(rows: PoolRows, table: torch.Tensor, state: torch.Tensor, mix_weights:
         mixed.add_(layer_output, alpha=weights[layer + 1])
     mixed.mul_(gamma)
     both = rows.lengths
-    n_seq = len(both) // 2
     offsets = torch.from_numpy(np.cumsum(both) - both)
     mean = F.embedding_bag(torch.from_numpy(rows.paths), mixed, offsets, mode="mean")
-    leaf = mixed.index_select(0, torch.from_numpy(rows.leaves))
-    dim = mixed.shape[1]
+    return _sequence_rows(mean, mixed.index_select(0, torch.from_numpy(rows.leaves)))
+
+
+def _pool_layers(rows: PoolRows, table: torch.Tensor, state: torch.Tensor,
+                 mixes: Sequence[Tuple[torch.Tensor, torch.Tensor]]) -> torch.Tensor:
+    """(S, len(mixes), 2, output_dim): _pool for several scalar mixes. Pooling is linear, so each layer's
+    output is pooled once (the layers side by side, one pass) and each mix applied to the pooled rows."""
+    layers = [table.index_select(0, torch.from_numpy(rows.tokens))]
+    for at in rows.layers:
+        out = state.index_select(0, torch.from_numpy(at))
+        layers.append(out if len(layers) == 1 else out.add_(layers[-1]))
+    flat = torch.cat(layers, dim=1)
+    both = rows.lengths
+    offsets = torch.from_numpy(np.cumsum(both) - both)
+    mean = F.embedding_bag(torch.from_numpy(rows.paths), flat, offsets, mode="mean")
+    leaf = flat.index_select(0, torch.from_numpy(rows.leaves))
+    pooled = torch.stack([mean, leaf]).view(2, len(both), len(layers), -1)
+    heads = []
+    for mix_weights, gamma in mixes:
+        mixed = torch.tensordot(pooled, mix_weights.to(pooled.dtype), dims=([2], [0])) * gamma
+        heads.append(_sequence_rows(mixed[0], mixed[1]))
+    return torch.stack(heads, dim=1)
+
+
+def _sequence_rows(mean: torch.Tensor, leaf: torch.Tensor) -> torch.Tensor:
+    """(S, 2, 2 * dim) from the pooled rows (2 * S, dim) of both directions (the S forward sequences, then
+    the S backward): per sequence, [mean, leaf], each forward then backward."""
+    n_seq, dim = len(mean) // 2, mean.shape[1]
     return torch.stack([mean, leaf], dim=1).view(2, n_seq, 2, dim).permute(1, 2, 0, 3).reshape(n_seq, 2, 2 * dim)
