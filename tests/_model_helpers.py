@@ -1,8 +1,12 @@
 """Tiny models and pages for the model tests (built in tmp dirs in milliseconds)."""
 from __future__ import annotations
 
+import json
+import shutil
+
 import torch
 
+from edrew_scrapy.model import files
 from edrew_scrapy.model.elmo import ElmoBiLm, default_options
 from edrew_scrapy.model.head import Head, head_config
 from edrew_scrapy.model.scorer import save_model
@@ -25,6 +29,18 @@ def tiny_model(directory, variant="d", seed=0, threshold=0.5, noisy=True):
     head = Head(head_config(variant, bilm.output_dim, bilm.num_layers, options["lstm"]["projection_dim"]))
     save_model(directory, options, bilm, head, {"threshold": threshold, "training": {"dataset": "test"}})
     return options, bilm, head
+
+
+def second_head(base, target, seed, variant="d", **config):
+    """A single-head folder on `base`'s biLM files with a head of its own (random, seeded)."""
+    shutil.copytree(base, target)
+    card = json.loads((target / files.CARD).read_text("utf-8"))
+    torch.manual_seed(seed)
+    head = Head(dict(head_config(variant, card["head"]["elmo_dim"], card["head"]["n_layers"],
+                                 card["head"]["token_dim"]), **config))
+    files.write_head(target / files.HEAD, head.state_dict())
+    files.write_card(target, dict(card, head=head.config, training={"dataset": "second", "seed": seed}))
+    return target
 
 
 RETPS = [

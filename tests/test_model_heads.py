@@ -9,8 +9,7 @@ import shutil
 
 import numpy as np
 import pytest
-import torch
-from _model_helpers import make_page, tiny_model
+from _model_helpers import make_page, second_head, tiny_model
 from conftest import ROOT
 from test_model_numpy import TOLERANCE, fixture_pages
 
@@ -20,27 +19,14 @@ from edrew_scrapy.model import files
 from edrew_scrapy.model.base import load_model
 from edrew_scrapy.model.combine import CombineError, combine
 from edrew_scrapy.model.files import ModelError
-from edrew_scrapy.model.head import Head, head_config
 
 WEIGHT = 0.3
-
-
-def _second_head(base, target, seed, variant="d", **config):
-    """A single-head folder on `base`'s biLM files with a head of its own (random, seeded)."""
-    shutil.copytree(base, target)
-    card = json.loads((target / files.CARD).read_text("utf-8"))
-    torch.manual_seed(seed)
-    head = Head(dict(head_config(variant, card["head"]["elmo_dim"], card["head"]["n_layers"],
-                                 card["head"]["token_dim"]), **config))
-    files.write_head(target / files.HEAD, head.state_dict())
-    files.write_card(target, dict(card, head=head.config, training={"dataset": "second", "seed": seed}))
-    return target
 
 
 @pytest.fixture()
 def folders(tmp_path):
     tiny_model(tmp_path / "a", seed=0)
-    _second_head(tmp_path / "a", tmp_path / "b", seed=5)
+    second_head(tmp_path / "a", tmp_path / "b", seed=5)
     combine(tmp_path / "a", [("news", tmp_path / "b")], [WEIGHT], tmp_path / "mixed")
     return tmp_path / "a", tmp_path / "b", tmp_path / "mixed"
 
@@ -107,7 +93,7 @@ def test_mixed_scores_agree_across_backends_and_skip_settled_nodes(folders):
 def test_heads_of_different_configurations_mix(tmp_path, variant, config):
     # the page loop computes what any head reads; each head takes its own
     tiny_model(tmp_path / "a", seed=0)
-    _second_head(tmp_path / "a", tmp_path / "b", seed=7, variant=variant, **config)
+    second_head(tmp_path / "a", tmp_path / "b", seed=7, variant=variant, **config)
     combine(tmp_path / "a", [("other", tmp_path / "b")], [0.5], tmp_path / "mixed")
     pages = _pages()
     for backend in ("numpy", "native"):
@@ -151,11 +137,6 @@ def test_the_sequence_cache_holds_every_heads_vectors(folders):
     again = two.score(pages)  # from the cache: the same scores
     for x, y in zip(two.score(pages), again):
         np.testing.assert_array_equal(x, y)
-
-
-def test_the_allennlp_backend_refuses_a_mixed_model(folders):
-    with pytest.raises(ModelError, match="single-head models only"):
-        load_model(folders[2], backend="allennlp")
 
 
 BAD_CARDS = [
@@ -235,7 +216,7 @@ def test_combine_refuses_bad_requests(folders, tmp_path):
 
 def test_combine_adds_a_third_head_and_works_in_place(folders, tmp_path):
     a, b, mixed = folders
-    _second_head(a, tmp_path / "c", seed=9)
+    second_head(a, tmp_path / "c", seed=9)
     combine(mixed, [("third", tmp_path / "c")], [0.5], mixed)  # in place
     card = _card(mixed)
     assert [(h["name"], h["weight"]) for h in card["heads"]] == [("base", 0.35), ("news", 0.15), ("third", 0.5)]

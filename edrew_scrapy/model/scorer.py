@@ -87,8 +87,8 @@ def pool_words(word_lists: List[List[str]], token_vectors: Callable[[List[str]],
 
 
 class Scorer(ScorerBase):
-    """Scores pages with the PyTorch modules (`native`) or AllenNLP's Elmo (`allennlp`, single-head models
-    only) and the PyTorch heads (`heads`: a Head or one per head of the card); `head` is the first."""
+    """Scores pages with the PyTorch modules (`native`) or AllenNLP's Elmo (`allennlp`) and the PyTorch
+    heads (`heads`: a Head or one per head of the card); `head` is the first."""
 
     cache_class = LRU
 
@@ -180,9 +180,6 @@ def load_torch_model(directory: Path, backend: str = "native", verify: bool = Tr
     card = files.read_card(directory, verify=verify)
     options = files.read_options(directory / files.OPTIONS, card["files"][files.OPTIONS]["bytes"])
     entries = base.check_heads(directory / files.CARD, card, options)
-    if backend == "allennlp" and len(entries) > 1:
-        raise ModelError(f"{directory / files.CARD}: backend 'allennlp' scores single-head models only; this "
-                         f"model mixes {len(entries)} heads (use the numpy or native backend)")
     heads = [load_head(directory, card, options, entry) for entry in entries]
     check_bilm_weights(options, directory / files.OPTIONS, directory / files.WEIGHTS)
     if backend == "native":
@@ -192,7 +189,7 @@ def load_torch_model(directory: Path, backend: str = "native", verify: bool = Tr
     else:
         from .allennlp_backend import AllenNlpEncoder
 
-        encoder = AllenNlpEncoder(directory / files.OPTIONS, directory / files.WEIGHTS, heads[0])
+        encoder = AllenNlpEncoder(directory / files.OPTIONS, directory / files.WEIGHTS, heads)
     return Scorer(directory, card, encoder, heads, cache_mb=cache_mb)
 
 
