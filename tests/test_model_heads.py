@@ -19,6 +19,7 @@ from edrew_scrapy.model import files
 from edrew_scrapy.model.base import load_model
 from edrew_scrapy.model.combine import CombineError, combine
 from edrew_scrapy.model.files import ModelError
+from edrew_scrapy.pagetype import default_classifier
 
 WEIGHT = 0.3
 
@@ -120,11 +121,50 @@ def test_the_shipped_model_is_its_two_heads_mixed(tmp_path):
         files.write_card(folder, dict(single, head=entry.get("head", card["head"])))
         singles.append(folder)
     pages = fixture_pages()[:6]
+    # the news head sits out the pages typed listing, collection or product
+    sits_out = card["heads"][1]["not_on_page_types"]
+    assert sits_out == ["listing", "collection", "product"]
+    classifier = default_classifier()
+    alone = [classifier.predict(page)[0] in sits_out and classifier.predict(page)[1] >= 0.5 for page in pages]
     for backend in ("numpy", "native"):
         got = score_pages(load_model(shipped, backend=backend), pages)
         parts = [score_pages(load_model(folder, backend=backend), pages) for folder in singles]
-        for m, x, y in zip(got, *parts):
-            np.testing.assert_allclose(m, 0.7 * x + 0.3 * y, atol=TOLERANCE)
+        for m, x, y, base_alone in zip(got, *parts, alone):
+            np.testing.assert_allclose(m, x if base_alone else 0.7 * x + 0.3 * y, atol=TOLERANCE)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "native"])
+def test_a_head_sits_out_the_page_types_its_entry_names(folders, backend):
+    a, b, mixed = folders
+    pages = _pages()
+    types = [default_classifier(str(mixed)).predict(page) for page in pages]
+    first, second = load_model(a, backend=backend).score(pages), load_model(b, backend=backend).score(pages)
+    card = _card(mixed)
+    # the type of the first page (whatever the shipped classifier calls it) is sat out, at any probability
+    card["heads"][1].update(not_on_page_types=[types[0][0]], page_type_probability=0.0)
+    _write_card(mixed, card)
+    got = load_model(mixed, backend=backend).score(pages)
+    for m, x, y, (kind, _p) in zip(got, first, second, types):
+        np.testing.assert_allclose(m, x if kind == types[0][0] else 0.7 * x + WEIGHT * y, atol=TOLERANCE)
+    # below the probability asked for, the head scores the page
+    card["heads"][1]["page_type_probability"] = 1.0
+    _write_card(mixed, card)
+    got = load_model(mixed, backend=backend).score(pages)
+    for m, x, y in zip(got, first, second):
+        np.testing.assert_allclose(m, 0.7 * x + WEIGHT * y, atol=TOLERANCE)
+
+
+def test_the_base_head_never_sits_out_and_types_are_known(folders, tmp_path):
+    a, b, mixed = folders
+    card = _card(mixed)
+    card["heads"][0]["not_on_page_types"] = ["listing"]
+    _write_card(mixed, card)
+    with pytest.raises(ModelError, match="heads\\[0\\] scores every page"):
+        load_model(mixed)
+    with pytest.raises(CombineError, match="not among"):
+        combine(a, [("news", b)], [WEIGHT], tmp_path / "other", not_on=["blog"])
+    combine(a, [("news", b)], [WEIGHT], tmp_path / "guarded", not_on=["listing", "product"])
+    assert _card(tmp_path / "guarded")["heads"][1]["not_on_page_types"] == ["listing", "product"]
 
 
 def test_the_sequence_cache_holds_every_heads_vectors(folders):

@@ -2,8 +2,8 @@
 whose scores mix the heads of model folders that share the base's biLM (edrew_scrapy.model.combine).
 
 Each --add's head gets the --weight given in the same position; the base's head(s) share what is left
-(1 - the added weights). The exit status is 2 when the folders cannot be combined (the message names the
-file and what is wrong)."""
+(1 - the added weights); --not-on-page-types names page types on which the added heads sit out. The exit
+status is 2 when the folders cannot be combined (the message names the file and what is wrong)."""
 from __future__ import annotations
 
 import argparse
@@ -36,6 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a single-head model folder on the base's biLM; its head becomes head-NAME.safetensors")
     parser.add_argument("--weight", action="append", required=True, type=_weight, metavar="W",
                         help="the weight of the --add in the same position, in (0, 1)")
+    parser.add_argument("--not-on-page-types", default="", metavar="TYPES",
+                        help="comma list of page types (edrew_scrapy.pagetype) on which the added heads sit out: "
+                             "the base's head scores those pages alone")
     parser.add_argument("--out", required=True, type=Path,
                         help="the folder to write: new or empty, or the base folder itself (in place)")
 
@@ -49,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"edrew combine: {len(args.add)} --add but {len(args.weight)} --weight", file=sys.stderr)
         return 2
     try:
-        card = combine(model_directory(args.base), args.add, args.weight, args.out)
+        not_on = [t.strip() for t in args.not_on_page_types.split(",") if t.strip()]
+        card = combine(model_directory(args.base), args.add, args.weight, args.out, not_on)
     except ModelError as exc:
         print(f"edrew combine: {printable(exc)}", file=sys.stderr)
         return 2

@@ -64,6 +64,17 @@ class ScorerBase:
         self.card = card
         self.threshold = float(card.get("threshold", 0.5))
         self.heads = files.head_entries(card, self.directory / files.CARD)
+        # heads that sit out some page types need each page's type (pagetype.py, on the serialised page)
+        self._page_types = None
+        if any(head.not_on for head in self.heads):
+            from ..pagetype import PageTypeError, default_classifier
+
+            try:
+                self._page_types = default_classifier(str(self.directory))
+            except PageTypeError as exc:
+                raise ModelError(f"{self.directory}: heads sit out page types, and the page types: {exc}") from None
+            if self._page_types is None:
+                raise ModelError(f"{self.directory}: heads sit out page types, and there is no pagetype.json")
         # main-content models keep only their page's main region (edrew_scrapy.extract.relevant_mask)
         share = card.get("region_share")
         self.region_share = None if share is None else float(share)
@@ -111,9 +122,9 @@ class ScorerBase:
                 features[:, : config["n_features"]] if config["use_features"] else None,
                 groups if config.get("tree_levels") else None)
 
-    def _probabilities_many(self, pages: List[tuple]) -> List[np.ndarray]:
+    def _probabilities_many(self, pages: List[tuple], types: Optional[List[tuple]] = None) -> List[np.ndarray]:
         """P(relevant) of each page's (elmo, text, features, groups): the one head's, or the weighted sum of
-        the heads' probabilities."""
+        the heads' probabilities; `types`: each page's (type, probability), where a head sits out some."""
         if len(self.heads) == 1:
             return self._head_probabilities(0, pages)
         per_head = self._heads_probabilities([[self._head_inputs(index, page) for page in pages]
@@ -125,6 +136,12 @@ class ScorerBase:
             else:
                 for total, p in zip(mixed, probs):
                     total += np.float32(head.weight) * p
+        for i, kind in enumerate(types or ()):
+            weights = [0.0 if kind[0] in head.not_on and kind[1] >= head.min_probability else head.weight
+                       for head in self.heads]
+            if sum(weights) < 1.0:  # a head sits out: the others share the page
+                total = sum(weights)
+                mixed[i] = sum(np.float32(w / total) * probs[i] for w, probs in zip(weights, per_head) if w)
         return mixed
 
     def _token_cache(self) -> Optional[LRU]:
@@ -181,6 +198,7 @@ class ScorerBase:
             elmo_all = self._sequence_vectors([n.retps for n in scored_nodes], tokens) if scored_nodes else None
             text_all = self._text_vectors(scored_nodes) if scored_nodes and config["use_text"] else None
             inputs = []
+            types: Optional[List[tuple]] = [] if self._page_types is not None else None
             begin = 0
             for page, at, end in zip(pages, kept, ends):
                 results.append(np.zeros(len(page.nodes), dtype=np.float32))
@@ -196,8 +214,10 @@ class ScorerBase:
                 if config.get("tree_levels"):
                     groups = ancestor_groups([n.path for n in scored_nodes[begin:end]], config["tree_levels"])
                 inputs.append((elmo, text, feats, groups))
+                if types is not None:
+                    types.append(self._page_types.predict(page))
                 begin = end
-            scored = iter(self._probabilities_many(inputs) if inputs else ())
+            scored = iter(self._probabilities_many(inputs, types) if inputs else ())
             for probs, at in zip(results, kept):
                 if at:
                     probs[at] = next(scored)

@@ -38,11 +38,17 @@ def _read(directory: Path) -> Tuple[dict, dict, List[files.HeadEntry]]:
 
 
 def combine(base_dir: Union[str, Path], added: Sequence[Tuple[str, Union[str, Path]]], weights: Sequence[float],
-            out: Union[str, Path]) -> dict:
+            out: Union[str, Path], not_on: Sequence[str] = ()) -> dict:
     """Write the mixed model folder `out` (the base folder itself: in place, adding files and rewriting
     its card; otherwise a new or empty folder) and return its card. `added`: (name, folder) pairs, each a
-    single-head model on the base's biLM; `weights`: each added head's weight, together below 1."""
+    single-head model on the base's biLM; `weights`: each added head's weight, together below 1; `not_on`:
+    page types (pagetype.PAGE_TYPES) on which the added heads sit out (the base scores those pages alone)."""
+    from ..pagetype import PAGE_TYPES
+
     base_dir, out = Path(base_dir), Path(out)
+    unknown = sorted(set(not_on) - set(PAGE_TYPES))
+    if unknown:
+        raise CombineError(f"page types {unknown}: not among {', '.join(PAGE_TYPES)}")
     if len(added) != len(weights) or not added:
         raise CombineError("give one weight for each added head (at least one)")
     if not all(files.is_number(w) and 0 < w < 1 for w in weights) or not sum(weights) < 1:
@@ -73,6 +79,8 @@ def combine(base_dir: Union[str, Path], added: Sequence[Tuple[str, Union[str, Pa
         load_head_arrays(folder, other["head"])
         entry = {"name": name, "file": target, "weight": round(float(weight), _DECIMALS), "head": other["head"]}
         entry.update({key: other[key] for key in _ENTRY_KEYS if key in other})
+        if not_on:
+            entry["not_on_page_types"] = list(not_on)
         entries.append(entry)
         sources[target] = folder / files.HEAD
     in_place = out.exists() and os.path.samefile(out, base_dir)

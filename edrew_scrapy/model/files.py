@@ -174,12 +174,16 @@ def load_json(directory: Path, name: str, limit: int, what: str) -> object:
 # --- card ---------------------------------------------------------------------------------------------
 
 class HeadEntry(NamedTuple):
-    """One head of a model: its name, file in the folder, weight in the mix and head configuration."""
+    """One head of a model: its name, file in the folder, weight in the mix and head configuration; the page
+    types on which it sits out (pagetype.py's type at `min_probability` or more: the other heads' weights then
+    share its weight)."""
 
     name: str
     file: str
     weight: float
     config: dict
+    not_on: Tuple[str, ...] = ()
+    min_probability: float = 0.5
 
 
 def head_entries(card: Mapping, path: Union[str, Path] = CARD) -> List[HeadEntry]:
@@ -204,7 +208,11 @@ def head_entries(card: Mapping, path: Union[str, Path] = CARD) -> List[HeadEntry
             config = entry["head"]
         if entry["file"] not in card["files"]:
             raise ModelError(f"{path}: heads[{k}]: files does not list the checksum of {entry['file']}")
-        heads.append(HeadEntry(entry["name"], entry["file"], float(entry["weight"]), config))
+        not_on = tuple(entry.get("not_on_page_types", ()))
+        if k == 0 and not_on:
+            raise ModelError(f"{path}: heads[0] scores every page: it takes no not_on_page_types")
+        heads.append(HeadEntry(entry["name"], entry["file"], float(entry["weight"]), config, not_on,
+                               float(entry.get("page_type_probability", 0.5))))
     for key in ("name", "file"):
         values = [getattr(h, key) for h in heads]
         if len(set(values)) != len(values):

@@ -47,6 +47,10 @@ _HEAD_ENTRY = {
         "training": {"type": "object"},
         "metrics": {"type": "object"},
         "description": {"type": "string"},
+        # page types (pagetype.py's classes) on which this head sits out: the other heads score the page
+        "not_on_page_types": {"type": "array", "maxItems": 16,
+                              "items": {"type": "string", "pattern": "^[a-z]{1,30}$"}},
+        "page_type_probability": {"type": "number", "minimum": 0, "maximum": 1},
     },
 }
 
