@@ -141,21 +141,16 @@ def show(args) -> None:
 def cache_fresh(args) -> None:
     """dragnet-fresh (fresh_dragnet.py's label file: the 581 dragnet pages no slice used), headline line dropped,
     scored by models/default, cached as the other sets are (--out/dragnet-fresh.pkl)."""
-    import pickle
 
     from edrew_scrapy.cli import build_parser
     from edrew_scrapy.commands import evaluate as cmd
-    from edrew_scrapy.model.scorer import load_model
 
     opts = ["--dataset", f"dragnet-fresh=simple:{args.labels}", "--split", "none", "--reference-title", "drop"]
     a = build_parser().parse_args(["evaluate", *opts, "--model", "default", "--no-progress"])
     cmd.resolve_datasets(a)
     pages = cmd.load_pages(a)
     cmd.drop_reference_titles(pages)
-    scorer = load_model("default")
-    with open(Path(args.out) / "dragnet-fresh.pkl", "wb") as f:
-        pickle.dump({"pages": pages, "scores": sl.score_in_groups(scorer, pages), "threshold": scorer.threshold,
-                     "region_share": scorer.region_share}, f)
+    sl.write_cache(args.out, "dragnet-fresh", pages)
     print(f"dragnet-fresh: {len(pages)} pages", file=sys.stderr)
 
 

@@ -15,7 +15,6 @@ Builds on the caches of snippet_leaks.py (same --out).
 from __future__ import annotations
 
 import argparse
-import pickle
 import re
 import sys
 from collections import Counter, defaultdict
@@ -31,7 +30,6 @@ def cache_tune(args) -> None:
     """dragnet pages in neither judging slice, evenly spaced, headline line dropped, scored."""
     from edrew_scrapy.cli import build_parser
     from edrew_scrapy.commands import evaluate as cmd
-    from edrew_scrapy.model.scorer import load_model
 
     opts = ["--dataset", f"dragnet=simple:{args.shared}/dragnet", "--split", "none", "--reference-title", "drop"]
     a = build_parser().parse_args(["evaluate", *opts, "--model", "default", "--no-progress"])
@@ -42,10 +40,7 @@ def cache_tune(args) -> None:
     left = [p for p in pages if p.page_id not in seen]
     tune = cmd._spread(left, args.count)
     cmd.drop_reference_titles(tune)
-    scorer = load_model("default")
-    with open(out / "dragnet-tune.pkl", "wb") as f:
-        pickle.dump({"pages": tune, "scores": sl.score_in_groups(scorer, tune), "threshold": scorer.threshold,
-                     "region_share": scorer.region_share}, f)
+    sl.write_cache(out, "dragnet-tune", tune)
     print(f"dragnet-tune: {len(tune)} pages of {len(left)} left", file=sys.stderr)
 
 
@@ -196,7 +191,6 @@ def cache_threads(args) -> None:
     """The training side of the holdout split (WCXB dev, fundus-news, mozilla-readability) where comment-marked nodes
     hold --share or more of the unsettled words, scored: the pages on which the comments guard can decide anything."""
     from edrew_scrapy import rules
-    from edrew_scrapy.model.scorer import load_model
 
     pages, train = sl.holdout_training_side(args.shared, args.mozilla_labels)
     chosen = []
@@ -206,10 +200,7 @@ def cache_threads(args) -> None:
         comments = [f and rules.in_comments(n) for n, f in zip(nodes, free)]
         if any(comments) and rules._word_share(nodes, free, comments) >= args.share:
             chosen.append(pages[i])
-    scorer = load_model("default")
-    with open(Path(args.out) / "train-threads.pkl", "wb") as f:
-        pickle.dump({"pages": chosen, "scores": sl.score_in_groups(scorer, chosen), "threshold": scorer.threshold,
-                     "region_share": scorer.region_share}, f)
+    sl.write_cache(args.out, "train-threads", chosen)
     print(f"train-threads: {len(chosen)} of {len(train)} training pages", file=sys.stderr)
 
 

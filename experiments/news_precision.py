@@ -55,7 +55,6 @@ def refresh(args) -> None:
 
 def cache_train(args) -> None:
     """The training side of the holdout split of fundus-news and WCXB dev, evenly spaced, scored."""
-    from edrew_scrapy.model.scorer import load_model
 
     pages, train = sl.holdout_training_side(args.shared, args.mozilla_labels)
     chosen = []
@@ -63,10 +62,7 @@ def cache_train(args) -> None:
         side = [i for i in train if pages[i].meta.get("dataset") == ds]
         chosen += [side[(k * len(side)) // n] for k in range(min(n, len(side)))]
     chosen = [pages[i] for i in chosen]
-    scorer = load_model("default")
-    with open(Path(args.out) / "train.pkl", "wb") as f:
-        pickle.dump({"pages": chosen, "scores": sl.score_in_groups(scorer, chosen), "threshold": scorer.threshold,
-                     "region_share": scorer.region_share}, f)
+    sl.write_cache(args.out, "train", chosen)
     print(f"train: {len(chosen)} pages", file=sys.stderr)
 
 
@@ -75,7 +71,6 @@ def cache_dragnet_rest(args) -> None:
     a set no rule was tuned or judged on before."""
     from edrew_scrapy.cli import build_parser
     from edrew_scrapy.commands import evaluate as cmd
-    from edrew_scrapy.model.scorer import load_model
 
     opts = ["--dataset", f"dragnet=simple:{args.shared}/dragnet", "--split", "none", "--reference-title", "drop"]
     a = build_parser().parse_args(["evaluate", *opts, "--model", "default", "--no-progress"])
@@ -85,10 +80,7 @@ def cache_dragnet_rest(args) -> None:
     rest = [p for p in pages if p.page_id not in seen]
     rest = cmd._spread(rest, args.count)
     cmd.drop_reference_titles(rest)
-    scorer = load_model("default")
-    with open(Path(args.out) / "dragnet-rest.pkl", "wb") as f:
-        pickle.dump({"pages": rest, "scores": sl.score_in_groups(scorer, rest), "threshold": scorer.threshold,
-                     "region_share": scorer.region_share}, f)
+    sl.write_cache(args.out, "dragnet-rest", rest)
     print(f"dragnet-rest: {len(rest)} pages", file=sys.stderr)
 
 

@@ -65,18 +65,23 @@ def score_in_groups(scorer, pages):
     return out
 
 
-def cache(args) -> None:
+def write_cache(out, name: str, pages) -> None:
+    """`out`/NAME.pkl, what _read gives back: the labelled pages, models/default's scores of them
+    (score_in_groups), and its threshold and region share, which decide() applies."""
     from edrew_scrapy.model.scorer import load_model
 
+    scorer = load_model("default")
+    with open(Path(out) / f"{name}.pkl", "wb") as f:
+        pickle.dump({"pages": pages, "scores": score_in_groups(scorer, pages), "threshold": scorer.threshold,
+                     "region_share": scorer.region_share}, f)
+
+
+def cache(args) -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    scorer = load_model("default")
     for name in args.sets.split(","):
         pages = _load(name, args.shared, args.mozilla_labels)
-        scores = score_in_groups(scorer, pages)
-        with open(out / f"{name}.pkl", "wb") as f:
-            pickle.dump({"pages": pages, "scores": scores, "threshold": scorer.threshold,
-                         "region_share": scorer.region_share}, f)
+        write_cache(out, name, pages)
         print(f"{name}: {len(pages)} pages", file=sys.stderr)
 
 
