@@ -125,7 +125,7 @@ def test_the_shipped_model_is_its_two_heads_mixed(tmp_path):
     sits_out = card["heads"][1]["not_on_page_types"]
     assert sits_out == ["listing", "collection", "product"]
     classifier = default_classifier()
-    alone = [classifier.predict(page)[0] in sits_out and classifier.predict(page)[1] >= 0.5 for page in pages]
+    alone = [kind in sits_out and p >= 0.5 for kind, p in map(classifier.predict, pages)]
     for backend in ("numpy", "native"):
         got = score_pages(load_model(shipped, backend=backend), pages)
         parts = [score_pages(load_model(folder, backend=backend), pages) for folder in singles]

@@ -130,19 +130,23 @@ class ScorerBase:
         per_head = self._heads_probabilities([[self._head_inputs(index, page) for page in pages]
                                               for index in range(len(self.heads))])
         mixed: List[np.ndarray] = []
-        for index, (head, probs) in enumerate(zip(self.heads, per_head)):
-            if index == 0:
-                mixed = [np.float32(head.weight) * p for p in probs]
-            else:
-                for total, p in zip(mixed, probs):
-                    total += np.float32(head.weight) * p
-        for i, kind in enumerate(types or ()):
-            weights = [0.0 if kind[0] in head.not_on and kind[1] >= head.min_probability else head.weight
-                       for head in self.heads]
-            if sum(weights) < 1.0:  # a head sits out: the others share the page
-                total = sum(weights)
-                mixed[i] = sum(np.float32(w / total) * probs[i] for w, probs in zip(weights, per_head) if w)
+        for i in range(len(pages)):
+            total = None
+            for weight, probs in zip(self._page_weights(types[i] if types else None), per_head):
+                if weight:
+                    part = np.float32(weight) * probs[i]
+                    total = part if total is None else np.add(total, part, out=total)
+            mixed.append(total)
         return mixed
+
+    def _page_weights(self, kind: Optional[tuple]) -> List[float]:
+        """The heads' weights on a page of `kind` ((page type, probability), None where no head sits out
+        any): a head that sits out that type weighs 0 and the others share the page in proportion."""
+        out = [kind is not None and kind[0] in head.not_on and kind[1] >= head.min_probability for head in self.heads]
+        if not any(out):
+            return [head.weight for head in self.heads]
+        total = sum(head.weight for head, sits_out in zip(self.heads, out) if not sits_out)
+        return [0.0 if sits_out else head.weight / total for head, sits_out in zip(self.heads, out)]
 
     def _token_cache(self) -> Optional[LRU]:
         return None
