@@ -1,6 +1,7 @@
 """Tiny models and pages for the model tests (built in tmp dirs in milliseconds)."""
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 
@@ -11,6 +12,7 @@ from edrew_scrapy.model.elmo import ElmoBiLm, default_options
 from edrew_scrapy.model.head import Head, head_config
 from edrew_scrapy.model.scorer import save_model
 from edrew_scrapy.page import Node, Page
+from edrew_scrapy.serializer import serialize
 
 TINY = dict(char_dim=4, filters=((1, 4), (2, 4), (3, 8)), n_highway=1, projection_dim=8, cell_dim=16,
             cell_clip=3.0, proj_clip=3.0)
@@ -60,3 +62,15 @@ def make_page(n=6, url="http://example.test/p"):
                           path=f"/html/body/p[{i + 1}]", depth=3, position=i, link_chars=0,
                           images=[f"http://example.test/{i}.png"] if i == 1 else []))
     return Page(url=url, nodes=nodes, title="A page", count_tags=max(n, 1))
+
+
+def serialized_files(paths):
+    """The pages of HTML files (gzipped where the name ends in .gz) serialised as the model tests read them,
+    those without text nodes left out."""
+    pages = []
+    for path in paths:
+        body = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        page = serialize(body, url=f"http://fixture.test/{path.name}")
+        if page.nodes:
+            pages.append(page)
+    return pages

@@ -2,7 +2,6 @@
 (needs AllenNLP: see scripts/allennlp-env.sh, which builds an environment with it and runs this file)."""
 from __future__ import annotations
 
-import gzip
 import json
 
 import numpy as np
@@ -11,7 +10,7 @@ import torch
 
 pytest.importorskip("allennlp.modules.elmo", reason="AllenNLP is not installed (scripts/allennlp-env.sh)")
 
-from _model_helpers import make_page, second_head, tiny_model  # noqa: E402
+from _model_helpers import make_page, second_head, serialized_files, tiny_model  # noqa: E402
 from conftest import DEMO_SITE, ROOT  # noqa: E402
 
 from edrew_scrapy.model import files  # noqa: E402
@@ -20,7 +19,6 @@ from edrew_scrapy.model.elmo import ElmoBiLm, default_options  # noqa: E402
 from edrew_scrapy.model.head import Head, head_config  # noqa: E402
 from edrew_scrapy.model.scorer import load_model, save_model  # noqa: E402
 from edrew_scrapy.page import Node, Page  # noqa: E402
-from edrew_scrapy.serializer import serialize  # noqa: E402
 
 pytestmark = pytest.mark.allennlp
 TOLERANCE = 1e-5  # float32: the two compute and round in different orders
@@ -128,12 +126,7 @@ def _fixture_pages(limit):
     """Real serialised pages: the demo site's and WCXB-style fixtures."""
     paths = sorted(DEMO_SITE.rglob("*.html"))[: limit // 2]
     paths += sorted((ROOT / "tests" / "fixtures" / "data" / "wcxb" / "html").glob("*.html.gz"))[: limit // 2]
-    pages = []
-    for path in paths:
-        body = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-        page = serialize(body, url=f"http://fixture.test/{path.name}")
-        if page.nodes:
-            pages.append(page)
+    pages = serialized_files(paths)
     assert len(pages) >= limit // 2
     return pages
 

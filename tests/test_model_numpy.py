@@ -1,7 +1,6 @@
 """The numpy backend (model/numpy_backend.py) against the PyTorch modules: the same scores, no torch."""
 from __future__ import annotations
 
-import gzip
 import json
 import logging
 import subprocess
@@ -10,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 import torch
-from _model_helpers import TINY, make_page
+from _model_helpers import TINY, make_page, serialized_files
 from conftest import DEMO_SITE, ROOT
 
 from edrew_scrapy.commands import options as cli_options
@@ -32,12 +31,7 @@ def fixture_pages():
     """Serialised pages of every kind the tests keep: the demo site, WCXB-style and SWDE book pages."""
     paths = sorted(DEMO_SITE.rglob("*.html")) + sorted((FIXTURES / "wcxb" / "html").glob("*.html.gz"))
     paths += sorted((FIXTURES / "swde").rglob("*.htm*"))
-    pages = []
-    for path in paths:
-        body = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-        page = serialize(body, url=f"http://fixture.test/{path.name}")
-        if page.nodes:
-            pages.append(page)
+    pages = serialized_files(paths)
     assert len(pages) >= 10
     return pages
 
