@@ -3,7 +3,7 @@
     python benchmarks/rules_ab.py --pages "$EDREW_WCXB/html" [MORE_FOLDERS ...] [--ref main] [--limit 300]
         [--repeats 2]      # --repeats 0: the identity check alone
 
-For work on rules.py that must not change what it decides: `git archive REF edrew_scrapy` is unpacked into
+For work on the rules that must not change what they decide: `git archive REF edrew_scrapy` is unpacked into
 a temporary folder as the package `edrew_scrapy_ref` (serializer_ab.py's way). Each page is serialized and
 scored once, by the working tree's serializer and shipped model; both packages' extract() then run on those
 Pages with a scorer that hands back the scores already computed, so that they differ in their rules alone.

@@ -4,7 +4,7 @@
         [--repeats 2]      # --repeats 0: the identity check alone
         [--cold]           # every timed page at first sight (the process-wide caches emptied before it)
 
-For work on serializer.py that must not change what it produces: `git archive REF edrew_scrapy` is
+For work on the serializer that must not change what it produces: `git archive REF edrew_scrapy` is
 unpacked into a temporary folder as the package `edrew_scrapy_ref`, and every page goes through both
 serialize() functions. The run fails (exit 1) and names the first differing field when any Page
 differs in any field (nodes with content, reTPS, path, attributes, ...; title, counts, images).
@@ -33,8 +33,9 @@ from benchmark_pages import alternating_cpu_ms, load_pages  # noqa: E402
 import edrew_scrapy.serializer as serializer_module  # noqa: E402
 from edrew_scrapy.serializer import serialize  # noqa: E402
 
-# serializer.py's process-wide caches of what pages repeat (token-group tails and parsed attributes, image
-# URLs, origins of base URLs), emptied by --cold; the ones a version lacks are skipped
+# the serializer's process-wide caches of what pages repeat (token-group tails and parsed attributes, image
+# URLs, origins of base URLs), emptied by --cold; the ones a version lacks are skipped. They live in the
+# serializer's module, or in the modules of its package where it is one.
 COLD_CACHES = ("_SHARED", "_IMAGE_URLS", "_ORIGINS")
 
 
@@ -53,6 +54,11 @@ def ref_serialize(ref: str, folder: str, tokenizer: bool = False):
     if tokenizer:
         ref_module._build = ref_module._build_with_tokenizer
     return ref_module.serialize
+
+
+def serializer_modules(name: str) -> list:
+    """The module `name` and, where it is a package, its modules."""
+    return [module for key, module in list(sys.modules.items()) if key == name or key.startswith(name + ".")]
 
 
 def first_difference(a, b) -> str:
@@ -105,7 +111,7 @@ def main() -> int:
         if args.repeats <= 0:
             return 1 if differ else 0
         fns = {"ref": ref_fn, "tree": serialize}
-        caches = {who: [cache for module in (sys.modules[fn.__module__],) for name, cache in vars(module).items()
+        caches = {who: [cache for module in serializer_modules(fn.__module__) for name, cache in vars(module).items()
                         if name in COLD_CACHES and isinstance(cache, dict)] for who, fn in fns.items()}
 
         def empty_caches(who):

@@ -1,7 +1,7 @@
 """The one function the CLI and the Scrapy components call: pages (or HTML) + model -> relevant content.
 
 Pure: no Scrapy, no I/O beyond loading the default model once when no scorer is given. The decision
-rules that turn scores into kept nodes live in rules.py.
+rules that turn scores into kept nodes live in rules/.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from .rules import (
     settled,
 )
 
-# The rules' names stay importable from here, where they lived before rules.py.
+# The rules' names stay importable from here, where they lived before the rules had a module of their own.
 __all__ = ["FALLBACK_SHARE", "FORM_CONTROL_TAGS", "MAIN_REGION_SHARE", "PAGE_BEST_SHARE", "SCREEN_READER_CLASSES",
            "Extraction", "ExtractedNode", "extract", "for_screen_readers_only", "in_customer_reviews",
            "in_form_control", "is_product_page", "is_relevant", "layout_duplicates", "main_region",

@@ -65,9 +65,9 @@ def lines_of(page) -> dict:
         return out
     for k in range(max(0, h1 - NEAR), min(len(nodes), h1 + NEAR + 1)):
         n = nodes[k]
-        if k in out or n.hidden or n.boilerplate or n.tag in rules._HEADINGS:
+        if k in out or n.hidden or n.boilerplate or n.tag in rules.settings._HEADINGS:
             continue
-        if words(n.content) <= 12 and any(_MARKUP.search(w) for w in rules._near_classes(n)[:8]):
+        if words(n.content) <= 12 and any(_MARKUP.search(w) for w in rules.nodes._near_classes(n)[:8]):
             out[k] = "byline markup"
         elif len(n.content) <= metadata.SHOWN_DATE_CHARS and _NUMERIC_DAY.search(n.content):
             out[k] = "numeric dateline"

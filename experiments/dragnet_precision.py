@@ -103,7 +103,7 @@ def kinds(args) -> None:
             stats[k]["words"] += len(w)
             extra_words[k] += len(w)
             if args.show and args.show in k:
-                near = " ".join(rules._near_classes(n))[:70]
+                near = " ".join(rules.nodes._near_classes(n))[:70]
                 print(f"  [{lp.page_id[-14:]} P{p:.2f}] {n.tag} {near} :: {n.content[:140]}")
         if extra_words:
             main = extra_words.most_common(1)[0][0]
@@ -198,7 +198,7 @@ def cache_threads(args) -> None:
         nodes = pages[i].page.nodes
         free = [not rules.settled(n) for n in nodes]
         comments = [f and rules.in_comments(n) for n, f in zip(nodes, free)]
-        if any(comments) and rules._word_share(nodes, free, comments) >= args.share:
+        if any(comments) and rules.nodes._word_share(nodes, free, comments) >= args.share:
             chosen.append(pages[i])
     sl.write_cache(args.out, "train-threads", chosen)
     print(f"train-threads: {len(chosen)} of {len(train)} training pages", file=sys.stderr)

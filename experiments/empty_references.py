@@ -66,7 +66,7 @@ FLOORS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
 def page_f1s(page, probs, reference: str, threshold: float, region_share: float, floors) -> List[float]:
     """The page's word-F1 as extract() decides, then with each floor (nothing kept under it)."""
     from edrew_scrapy.data.align import word_f1
-    from edrew_scrapy.rules import _best_unsettled
+    from edrew_scrapy.rules.decision import _best_unsettled
     from edrew_scrapy.training.thresholds import page_word_f1s
 
     shipped = float(page_word_f1s([probs], [page], [reference], threshold, region_share)[0])

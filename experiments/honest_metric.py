@@ -180,6 +180,18 @@ def _node_memo(test):
     return memo
 
 
+def rule_modules() -> list:
+    """The rules package and its modules (imported with it)."""
+    return [m for k, m in list(sys.modules.items()) if k == "edrew_scrapy.rules" or k.startswith("edrew_scrapy.rules.")]
+
+
+def _patch_rules(name: str, fn) -> None:
+    """`fn` for `name` in every module of the rules package that calls it (each holds its own name for it)."""
+    for module in rule_modules():
+        if hasattr(module, name):
+            setattr(module, name, fn)
+
+
 def validation_scorer(pages, references, region_share):
     """`probs -> page word-F1s at threshold t` equal to thresholds.page_word_f1s(probs, pages, references, t,
     region_share), but faster, for the head's per-epoch validation (19 thresholds on ~160 pages, where the
@@ -190,7 +202,7 @@ def validation_scorer(pages, references, region_share):
       the fixed scores themselves): the kept sets are nested, so their size names them, and each distinct one
       is decided and scored once;
     - the rules' per-node tests (settled, count_words) are pure functions of the node or its text and are
-      remembered (the article rules read each page's facts once themselves: rules._Facts).
+      remembered (the article rules read each page's facts once themselves: rules.facts._Facts).
     `check_validation` compares it with page_word_f1s."""
     import functools
 
@@ -200,15 +212,15 @@ def validation_scorer(pages, references, region_share):
     from edrew_scrapy.data.align import word_f1
 
     if not _PATCHED:
-        rules.settled = _node_memo(rules.settled)
-        rules.count_words = functools.lru_cache(maxsize=None)(rules.count_words)
+        _patch_rules("settled", _node_memo(rules.settled))
+        _patch_rules("count_words", functools.lru_cache(maxsize=None)(rules.nodes.count_words))
         _PATCHED.append(True)
     state = {"probs": None}
 
     def scores(probs, t):
         if state["probs"] is not probs:  # a new epoch's scores: forget the old decisions
             state.update(probs=probs, done=[{} for _ in pages],
-                         best=[rules._best_unsettled(page.nodes, p) for page, p in zip(pages, probs)])
+                         best=[rules.decision._best_unsettled(page.nodes, p) for page, p in zip(pages, probs)])
         out = []
         for k, (p, page, ref) in enumerate(zip(probs, pages, references)):
             best = state["best"][k]

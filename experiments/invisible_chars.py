@@ -33,17 +33,23 @@ def _shape(lp):
 
 
 def _load(name, args, invisible: bool, nav: bool):
-    from edrew_scrapy import serializer as s
+    from edrew_scrapy import serializer
 
-    saved = s._visible_text, s._is_nav_element
+    patches = {}
     if not invisible:
-        s._visible_text = lambda text: " ".join(text.split())
+        patches["_visible_text"] = lambda text: " ".join(text.split())
     if not nav:
-        s._is_nav_element = lambda name: False
+        patches["_is_nav_element"] = lambda name: False
+    # each module of the serializer package that calls one of them holds its own name for it
+    modules = [m for k, m in list(sys.modules.items()) if k.startswith(serializer.__name__ + ".")]
+    saved = [(m, k, getattr(m, k)) for m in modules for k in patches if hasattr(m, k)]
+    for m, k, _ in saved:
+        setattr(m, k, patches[k])
     try:
         return sl._load(name, args.shared, args.mozilla_labels)
     finally:
-        s._visible_text, s._is_nav_element = saved
+        for m, k, f in saved:
+            setattr(m, k, f)
 
 
 def old_count(text, snippets):

@@ -55,7 +55,7 @@ def _class_rule(pattern: str, most: int):
 
     pat = re.compile(pattern)
     return lambda nodes, keep: [k and count_words(n.content) <= most and any(pat.search(t) for t in
-                                                                              rules._near_classes(n))
+                                                                              rules.nodes._near_classes(n))
                                 for n, k in zip(nodes, keep)]
 
 
@@ -102,8 +102,8 @@ def count(args) -> None:
             if args.show == c:
                 for n, x in zip(lp.page.nodes, e):
                     if x:
-                        print(f"  [trafeval] {lp.page_id[-12:]} {n.tag} {' '.join(rules._near_classes(n))[:50]} :: "
-                              f"{n.content[:70]!r}")
+                        near = " ".join(rules.nodes._near_classes(n))
+                        print(f"  [trafeval] {lp.page_id[-12:]} {n.tag} {near[:50]} :: {n.content[:70]!r}")
     if (out / "train.pkl").exists():
         rec = sl._read(out, "train")
         for lp, sc in zip(rec["pages"], rec["scores"]):

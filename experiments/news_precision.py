@@ -113,8 +113,8 @@ def extra(args) -> None:
                 continue
             miss = sum(x not in ref for x in w)
             if miss >= max(1, 0.5 * len(w)):
-                rows.append((lp.meta.get("dataset"), lp.page_id, len(w), n.tag, " ".join(rules._near_classes(n))[:80],
-                             n.content[:110]))
+                rows.append((lp.meta.get("dataset"), lp.page_id, len(w), n.tag,
+                             " ".join(rules.nodes._near_classes(n))[:80], n.content[:110]))
     if "trafeval" in args.sets:
         rec = sl._read(out, "trafeval")
         tune, _ = sl.halves(rec["pages"])
@@ -127,13 +127,13 @@ def extra(args) -> None:
             for n, r in zip(lp.page.nodes, d.reasons):
                 if r == rules.KEPT and count_snippets(n.content, drop):
                     rows.append(("trafeval", lp.page_id, len(n.content.split()), n.tag,
-                                 " ".join(rules._near_classes(n))[:80], n.content[:110]))
+                                 " ".join(rules.nodes._near_classes(n))[:80], n.content[:110]))
     for row in rows:
         print(" | ".join(str(x) for x in row))
     print(f"{len(rows)} nodes, {sum(r[2] for r in rows)} words", file=sys.stderr)
 
 
-# Candidate kinds, each a class-word pattern on the node's near classes (rules._near_classes) and a word limit:
+# Candidate kinds, each a class-word pattern on the node's near classes (rules.nodes._near_classes) and a word limit:
 # what each would drop is counted on the tuning pages before any is written as a rule.
 CANDIDATES = {
     "credits": (r"(?:^|[-_])(?:copyright|copyrights|credit|credits|captioncredit|photocredit|imagecredit|fotocredit|"
@@ -181,7 +181,7 @@ def cand(args) -> None:
         for j, (n, why) in enumerate(zip(lp.page.nodes, d.reasons)):
             if why != rules.KEPT:
                 continue
-            near = rules._near_classes(n)
+            near = rules.nodes._near_classes(n)
             nw = len(_WORD.findall(n.content))
             for k, (pat, most) in pats.items():
                 if nw > most or not any(pat.search(t) for t in near):

@@ -152,7 +152,7 @@ def teaser_lists(page, keep, words=20, link_share=0.6, run=4):
         if len(members) >= run:
             for i in members:
                 out[i] = True
-    if rules._word_share(nodes, keep, out) >= 0.5:
+    if rules.nodes._word_share(nodes, keep, out) >= 0.5:
         return [False] * len(nodes)
     return out
 

@@ -1,6 +1,6 @@
-"""rules: the article rules read each page's box facts once (rules._Facts) and decide exactly as the per-node tests
-(in_related_box, in_page_chrome, in_caption, in_comments, ...) applied node by node, rule by rule, do: on the
-fixture pages and on a page written for this test with every kind of box, own classes, headings and texts at
+"""rules: the article rules read each page's box facts once (rules.facts._Facts) and decide exactly as the
+per-node tests (in_related_box, in_page_chrome, in_caption, in_comments, ...) applied node by node, rule by rule,
+do: on the fixture pages and on a page written for this test with every kind of box, own classes, headings and texts at
 each rule's word limit."""
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def _pages():
 
 
 PAGES = _pages()
-# Each box rule of ARTICLE_RULES as its per-node test: what rules._Facts must answer as.
+# Each box rule of ARTICLE_RULES as its per-node test: what rules.facts._Facts must answer as.
 ARTICLE_TESTS = {"comment-forms": rules.in_comment_form, "like-buttons": rules.in_like_button,
                  "page-chrome": rules.in_page_chrome, "share-headings": rules.is_share_heading,
                  "related-boxes": rules.in_related_box, "signup-boxes": rules.in_signup_box,
@@ -64,7 +64,7 @@ def test_facts_answer_as_the_per_node_tests():
     assert len(PAGES) >= 10
     seen = set()
     for page in PAGES:
-        facts = rules._Facts(page.nodes)
+        facts = rules.facts._Facts(page.nodes)
         for i, node in enumerate(page.nodes):
             for reason, test in ARTICLE_TESTS.items():
                 got = facts.in_box(reason, i)
@@ -92,7 +92,7 @@ def _article_rules_node_by_node(page, keep, off):
                 drop = None
         elif reason == "captions":
             drop = [k and rules.in_caption(n) for n, k in zip(page.nodes, keep)]
-            if not any(drop) or rules._word_share(page.nodes, keep, drop) >= 0.5:
+            if not any(drop) or rules.nodes._word_share(page.nodes, keep, drop) >= 0.5:
                 drop = None
         elif reason == "byline-lines":
             drop = [k and b for k, b in zip(keep, rules.byline_line_nodes(page))]
@@ -111,6 +111,6 @@ def test_article_rules_drop_what_the_per_node_tests_drop(off):
         for share in (1.0, 0.7, 0.3):
             keep = list(rng.random(len(page.nodes)) < share)
             want = list(_article_rules_node_by_node(page, keep, off))
-            assert list(rules._article_rules(page, keep, off)) == want
+            assert list(rules.articles._article_rules(page, keep, off)) == want
             dropped += len(want)
     assert dropped > 0

@@ -285,7 +285,7 @@ def test_dialog_flag_is_inherited_and_changes_no_token(markup, monkeypatch):
     inside, outside = page.nodes
     assert inside.boilerplate == "dialog" and not outside.boilerplate and not inside.hidden
     # the reTPS (the model's input) is what it was: the rule lives in the extraction, not in the tokens
-    monkeypatch.setattr(serializer, "_is_dialog", lambda attrs: False)
+    monkeypatch.setattr(serializer.landmarks, "_is_dialog", lambda attrs: False)
     assert [n.retps for n in serialize(html).nodes] == [n.retps for n in page.nodes]
 
 
@@ -458,7 +458,7 @@ def test_image_urls_without_urljoin_are_what_urljoin_gives(base):
             "https://u@cdn.test/a.png", "https://cdn.test/%2e%2e/a.png"]
     answered = 0
     for src in srcs:
-        got = serializer._plain_image_url(base, src)
+        got = serializer.images._plain_image_url(base, src)
         if got is None:
             continue
         answered += 1

@@ -41,11 +41,11 @@ def main():
     xs = [0.15, 3.25, 6.35, 9.45, 12.65]
     box(ax, xs[0], top, w, h, "Scrapy response", ["HTML bytes", "+ declared charset", "+ URL", "",
         "downloader", "middleware", "(off the reactor)"], "#e8eef7")
-    box(ax, xs[1], top, w, h, "Serializer", ["serializer.py", "tokenizer.py", "tokens.py  words.py", "",
+    box(ax, xs[1], top, w, h, "Serializer", ["serializer/", "tokenizer.py", "tokens.py  words.py", "",
         "-> Page of Nodes:", "content, reTPS,", "XPath, flags"], "#fdf1dc")
     box(ax, xs[2], top, w, h, "Scorer", ["model/scorer.py", "elmo.py  trie.py", "head.py  features.py", "",
         "-> P(relevant)", "per node"], "#e4f3e4")
-    box(ax, xs[3], top, w, h, "Decision rules", ["rules.py", "", "threshold (page cap)",
+    box(ax, xs[3], top, w, h, "Decision rules", ["rules/", "", "threshold (page cap)",
         "boilerplate, forms,", "screen-reader text,", "reviews, duplicates,", "main region"], "#f6e3ec")
     box(ax, xs[4], top, w, h, "Items", ["scrapy/", "spidermiddleware", ".py, items.py", "(builder hook)",
         "PageItem / NodeItem", "-> feed exports"], "#ececec")
