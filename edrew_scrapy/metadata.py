@@ -232,7 +232,7 @@ def _read_tree(tree, text: str, url: Optional[str], skipped: List[str]) -> Optio
     if source is not None:
         declared.items.extend(_microdata_items(source, url, skipped))
     try:
-        declared.og = _opengraph(tree, root)
+        declared.og = _opengraph(tree, root, found.meta)
     except Exception:  # noqa: BLE001 - a hostile prefix attribute
         skipped.append("opengraph")
     declared.meta = _meta(found.meta)
@@ -675,9 +675,10 @@ _OG_NAMESPACES = frozenset({"og", "music", "video", "article", "book", "profile"
 _PREFIX = re.compile(r"\s*(\w+):\s*([^\s]+)")
 
 
-def _opengraph(tree, root) -> Dict[str, str]:
+def _opengraph(tree, root, metas: list) -> Dict[str, str]:
     """Open Graph properties as extruct reads them: `<meta property content>` in `<head>` whose prefix is
-    one of Open Graph's or declared in a `prefix` attribute of `<html>` (`root`) or `<head>`."""
+    one of Open Graph's or declared in a `prefix` attribute of `<html>` (`root`) or `<head>`. `metas`: the
+    tree's `<meta>`s in document order (_Selected.meta), of which the head's own children are read."""
     head = tree.head
     if head is None:
         return {}
@@ -686,8 +687,10 @@ def _opengraph(tree, root) -> Dict[str, str]:
         if el is not None:
             prefixes.update(name for name, _ in _PREFIX.findall((el.attributes.get("prefix") or "")[:1000]))
     out: Dict[str, str] = {}
-    for el in head.css("meta[property][content]"):
-        if el.parent is None or el.parent.tag != "head":  # extruct reads the head's own children
+    at = head.mem_id
+    for el in metas:
+        parent = el.parent
+        if parent is None or parent.mem_id != at:  # extruct reads the head's own children
             continue
         prop, value = el.attributes.get("property"), el.attributes.get("content")
         if isinstance(prop, str) and isinstance(value, str) and prop.partition(":")[0] in prefixes:
