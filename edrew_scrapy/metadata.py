@@ -789,6 +789,8 @@ def _shown_days(text: str, today: Optional[_dt.date], positions: bool = False) -
     """The ISO days written in `text` in English or ISO form, within [MIN_YEAR, today] (with `positions`,
     (where each starts, the day))."""
     out: List = []
+    if "19" not in text and "20" not in text:  # each of _SHOWN_DAY's forms holds a year: not tried at every position
+        return out
     for m in _SHOWN_DAY.finditer(text):
         g = m.groups()
         try:
@@ -830,7 +832,7 @@ def _days_shown(page, today: Optional[_dt.date]) -> Tuple[Optional[str], set, se
     for k, node in enumerate(nodes):
         # the days are looked for in short texts only: a paragraph's dates are what it tells, not its own
         text = node.content
-        if node.hidden or len(text) > 160 or not _DIGIT.search(text):
+        if node.hidden or len(text) > 160 or ("19" not in text and "20" not in text):  # no year: no day (_shown_days)
             continue
         for start, found in _shown_days(text, today, positions=True):
             if _PUBLISHED_CUE.search(text, 0, start):
