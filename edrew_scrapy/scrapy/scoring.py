@@ -334,7 +334,8 @@ class ScoringService:
         try:
             return page_metadata(body, page, extraction, self._classifier or None, encoding=encoding, url=url)
         finally:
-            page.type_features = None  # the page type's features, kept for this: freed with the items' pages
+            if getattr(page, "type_features", None) is not None:
+                page.type_features = None  # the page type's features, kept for this: not held with the item's page
 
     async def _score_in_thread(self, pages: List[Any]) -> List[Any]:
         return await self.pool.run(self._score_pages, pages)

@@ -174,7 +174,8 @@ def _process(batch: Sequence[PageInput]) -> List[Outcome]:
         if _state.get("metadata") and outcome.extraction is not None:
             outcome.extraction.metadata = page_metadata(body, outcome.page, outcome.extraction,
                                                         _state.get("classifier"), encoding=encoding, url=url)
-        outcome.page.type_features = None  # nothing reads them past here: not sent
+        if getattr(outcome.page, "type_features", None) is not None:
+            outcome.page.type_features = None  # nothing reads them past here: not sent
     cache_stats = getattr(scorer, "cache_stats", None)
     if cache_stats is not None:
         outcomes[0].caches = (os.getpid(), cache_stats())
