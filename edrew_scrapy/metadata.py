@@ -359,9 +359,15 @@ def _codec(encoding: Optional[str]) -> str:
 
 def _same_text(html: HtmlInput, encoding: Optional[str], page) -> bool:
     """Whether the serializer decoded the page as `_decode` does (its tree is then the tree of this text):
-    it follows a `<meta charset>` where no encoding is given, which `_decode` does not."""
+    it follows a `<meta charset>` where no encoding is given, which `_decode` does not; and it parses the text
+    without its NULs, where lexbor reads one in an attribute as U+FFFD (a UTF-16 or UTF-32 page, whose bytes
+    hold NULs anyway, is parsed again here)."""
     codec = _codec_name(getattr(page, "encoding", "") or "")
-    return codec is not None and codec == ("utf-8" if isinstance(html, str) else _codec(encoding))
+    if codec is None or codec != ("utf-8" if isinstance(html, str) else _codec(encoding)):
+        return False
+    if isinstance(html, str):
+        return "\x00" not in html
+    return not codec.startswith(("utf-16", "utf-32")) and b"\x00" not in html
 
 
 # ---- JSON-LD and microdata -----------------------------------------------------------------------------

@@ -969,3 +969,18 @@ def test_a_pages_own_full_date_in_the_url_is_read_before_what_it_shows():
     page = serialize(html, url=url)
     assert metadata._shown_decides(page, TODAY)
     assert page_metadata(html, page, None, _Typed("article"), url=url, today=TODAY).date_published == "2016-07-30"
+
+
+@pytest.mark.parametrize("encoding", [None, "utf-8", "utf-16"])
+def test_a_page_with_nuls_gives_the_same_metadata_with_and_without_the_serializers_tree(encoding):
+    # the serializer parses the text without its NULs; lexbor reads a NUL in an attribute as U+FFFD
+    html = ('<html><head><title>\x00</title><meta property="og:title" content="Quay\x00 Road"></head><body>'
+            '<p>Body text of the page.</p></body></html>')
+    data = html if encoding is None else html.encode(encoding)
+    shared = serialize(data, encoding=encoding, url=URL, tree_reader=metadata.read_tree)
+    alone = serialize(data, encoding=encoding, url=URL)
+    assert shared.from_tree is not None
+    kind = _Typed("article")
+    got = page_metadata(data, shared, None, kind, encoding=encoding, today=TODAY)
+    assert got == page_metadata(data, alone, None, kind, encoding=encoding, today=TODAY)
+    assert got.headline == "Quay\ufffd Road"
