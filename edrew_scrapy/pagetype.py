@@ -76,7 +76,7 @@ def page_features(page, url: Optional[str] = None, declared=None) -> Dict[str, f
         from .metadata import page_type_evidence
 
         feats.update(page_type_evidence(declared))
-    # written over the declared evidence, as the names of both never meet
+    # the read features written over the declared evidence (their names differ; were one the same, it would stand)
     feats.update(_read_features(page, url or getattr(page, "url", None) or "")[0])
     return feats
 
