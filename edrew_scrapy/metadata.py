@@ -109,16 +109,18 @@ def read_declared(html: HtmlInput, *, encoding: Optional[str] = None, url: Optio
 
 
 def _date_from_page(declared: Declared, text: Union[str, Callable[[], str]], url: Optional[str],
-                    today: Optional[_dt.date], extensive: bool, after: Optional[int] = None) -> None:
+                    today: Optional[_dt.date], extensive: bool, after: Optional[int] = None,
+                    shown: Optional[Callable[[], bool]] = None) -> None:
     """The publication date when the markup declares none: one in the URL, else htmldate's on the markup
     up to `after` characters below the first `<h1>` (None: DATE_REGION_AFTER; `text`: the page's text, or
-    what gives it, called only when htmldate reads it)."""
+    what gives it, called only when htmldate reads it); not htmldate's where `shown()` says the days the
+    page shows decide its date whatever htmldate finds (_shown_decides)."""
     if _declared_date(declared, today):
         return
     try:
         language = _language(declared, declared.items) if extensive else None
         declared.date_published = _url_date(url, today)
-        if declared.date_published is None:
+        if declared.date_published is None and not (shown is not None and shown()):
             page_text = text() if callable(text) else text
             region = _date_region(page_text, DATE_REGION_AFTER if after is None else after)
             declared.date_published = _htmldate(region, url, today, extensive, language)
@@ -230,7 +232,7 @@ def _read_tree(tree, text: str, url: Optional[str], skipped: List[str]) -> Optio
     if source is not None:
         declared.items.extend(_microdata_items(source, url, skipped))
     try:
-        declared.og = _opengraph(tree, root)
+        declared.og = _opengraph(tree, root, found.meta)
     except Exception:  # noqa: BLE001 - a hostile prefix attribute
         skipped.append("opengraph")
     declared.meta = _meta(found.meta)
@@ -357,9 +359,15 @@ def _codec(encoding: Optional[str]) -> str:
 
 def _same_text(html: HtmlInput, encoding: Optional[str], page) -> bool:
     """Whether the serializer decoded the page as `_decode` does (its tree is then the tree of this text):
-    it follows a `<meta charset>` where no encoding is given, which `_decode` does not."""
+    it follows a `<meta charset>` where no encoding is given, which `_decode` does not; and it parses the text
+    without its NULs, where lexbor reads one in an attribute as U+FFFD (a UTF-16 or UTF-32 page, whose bytes
+    hold NULs anyway, is parsed again here)."""
     codec = _codec_name(getattr(page, "encoding", "") or "")
-    return codec is not None and codec == ("utf-8" if isinstance(html, str) else _codec(encoding))
+    if codec is None or codec != ("utf-8" if isinstance(html, str) else _codec(encoding)):
+        return False
+    if isinstance(html, str):
+        return "\x00" not in html
+    return not codec.startswith(("utf-16", "utf-32")) and b"\x00" not in html
 
 
 # ---- JSON-LD and microdata -----------------------------------------------------------------------------
@@ -673,9 +681,10 @@ _OG_NAMESPACES = frozenset({"og", "music", "video", "article", "book", "profile"
 _PREFIX = re.compile(r"\s*(\w+):\s*([^\s]+)")
 
 
-def _opengraph(tree, root) -> Dict[str, str]:
+def _opengraph(tree, root, metas: list) -> Dict[str, str]:
     """Open Graph properties as extruct reads them: `<meta property content>` in `<head>` whose prefix is
-    one of Open Graph's or declared in a `prefix` attribute of `<html>` (`root`) or `<head>`."""
+    one of Open Graph's or declared in a `prefix` attribute of `<html>` (`root`) or `<head>`. `metas`: the
+    tree's `<meta>`s in document order (_Selected.meta), of which the head's own children are read."""
     head = tree.head
     if head is None:
         return {}
@@ -684,8 +693,10 @@ def _opengraph(tree, root) -> Dict[str, str]:
         if el is not None:
             prefixes.update(name for name, _ in _PREFIX.findall((el.attributes.get("prefix") or "")[:1000]))
     out: Dict[str, str] = {}
-    for el in head.css("meta[property][content]"):
-        if el.parent is None or el.parent.tag != "head":  # extruct reads the head's own children
+    at = head.mem_id
+    for el in metas:
+        parent = el.parent
+        if parent is None or parent.mem_id != at:  # extruct reads the head's own children
             continue
         prop, value = el.attributes.get("property"), el.attributes.get("content")
         if isinstance(prop, str) and isinstance(value, str) and prop.partition(":")[0] in prefixes:
@@ -784,6 +795,8 @@ def _shown_days(text: str, today: Optional[_dt.date], positions: bool = False) -
     """The ISO days written in `text` in English or ISO form, within [MIN_YEAR, today] (with `positions`,
     (where each starts, the day))."""
     out: List = []
+    if "19" not in text and "20" not in text:  # each of _SHOWN_DAY's forms holds a year: not tried at every position
+        return out
     for m in _SHOWN_DAY.finditer(text):
         g = m.groups()
         try:
@@ -807,27 +820,45 @@ def _shown_day(day: Optional[str], page, today: Optional[_dt.date], url: Optiona
     2024" above "Updated on: October 28, 2024" is the publication):
     labelled sets (WCXB) date a page by the day it shows readers, and a page's markup often declares
     another (a first publication the page no longer shows, a CMS's import day)."""
+    published, shown, near, h1 = _days_shown(page, today)
+    if published is not None:
+        return published
+    if day in shown or h1 is None or (day and url and _URL_DAY.search(url) and day == _url_date(url, today)):
+        return day  # the URL's full date is the site's own dating of the page
+    return next(iter(near)) if len(near) == 1 else day
+
+
+def _days_shown(page, today: Optional[_dt.date]) -> Tuple[Optional[str], set, set, Optional[int]]:
+    """What _shown_day reads from the page: the first day shown as the publication (None: none), the days
+    shown without an "Updated" cue, the days a dateline near the first `<h1>` shows (those after "Updated"
+    only where no other is shown there), and where that `<h1>` is among the first nodes (None: none)."""
     nodes = (getattr(page, "nodes", None) or [])[:SHOWN_DATE_NODES]
     h1 = next((k for k, node in enumerate(nodes) if node.tag == "h1" and not node.hidden), None)
-    near, updated, shown = set(), set(), False
+    near, updated, shown = set(), set(), set()
     for k, node in enumerate(nodes):
         # the days are looked for in short texts only: a paragraph's dates are what it tells, not its own
         text = node.content
-        if node.hidden or len(text) > 160 or not _DIGIT.search(text):
+        if node.hidden or len(text) > 160 or ("19" not in text and "20" not in text):  # no year: no day (_shown_days)
             continue
         for start, found in _shown_days(text, today, positions=True):
             if _PUBLISHED_CUE.search(text, 0, start):
-                return found
+                return found, shown, near, h1
             # an "Updated" day is not the page showing `day` as its publication
             cued = _UPDATED_CUE.search(text, 0, start) is not None
-            shown = shown or (found == day and not cued)
+            if not cued:
+                shown.add(found)
             if h1 is not None and not node.boilerplate and abs(k - h1) <= SHOWN_DATE_NEAR \
                     and len(text) <= SHOWN_DATE_CHARS:
                 (updated if cued else near).add(found)
-    if shown or h1 is None or (day and url and _URL_DAY.search(url) and day == _url_date(url, today)):
-        return day  # the URL's full date is the site's own dating of the page
-    near = near or updated
-    return near.pop() if len(near) == 1 else day
+    return None, shown, near or updated, h1
+
+
+def _shown_decides(page, today: Optional[_dt.date]) -> bool:
+    """Whether _shown_day gives the same day whatever day it is handed that is not the URL's: the page shows
+    its publication, or its `<h1>`'s dateline shows one day and the page shows no other without an "Updated"
+    cue (handed that day or another, or none, it gives the dateline's). htmldate's day is then not read."""
+    published, shown, near, h1 = _days_shown(page, today)
+    return published is not None or (h1 is not None and len(near) == 1 and shown <= near)
 
 
 # "Published", "Originally posted on:", right before a day
@@ -1196,7 +1227,7 @@ def page_metadata(html: HtmlInput, page=None, extraction=None, classifier=None, 
             searched = kind in DATE_SEARCH_TYPES
             after = (DATE_REGION_AFTER_UNSEARCHED if kind is not None and not searched
                      and (probability or 0.0) >= UNSEARCHED_REGION_PROBABILITY else DATE_REGION_AFTER)
-            _date_from_page(declared, text, url, today, searched, after)
+            _date_from_page(declared, text, url, today, searched, after, lambda: _shown_decides(page, today))
         elif text is not None and not _declared_date(declared, today):
             declared.date_published = _url_date(url, today)
         result = describe(declared, page, extraction, None, url=url, today=today, page_type=page_type[0])

@@ -60,6 +60,10 @@ class Page:
     # what serialize()'s `tree_reader` read from lexbor's tree (metadata.read_tree: the declared metadata),
     # for page_metadata in the same process; not pickled (a worker reads it before sending the page)
     from_tree: Any = None
+    # pagetype.py's features read from `nodes` and the URL (and their vector), kept by the page's first
+    # classification for its second, as (nodes, len(nodes), url, features, vector): valid while `nodes` is
+    # that list at that length; pickled without the list and the vector; not compared
+    type_features: Any = field(default=None, compare=False, repr=False)
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -68,14 +72,17 @@ class Page:
         """Pickled as rows of field values, each distinct reTPS once. Pages cross the process boundary
         on every crawled page (EDREW_WORKERS): a slotted dataclass pickles each Node as a dict of its
         slots, and a page's siblings carry equal but separate reTPS strings (docs/scrapy.md)."""
-        if type(self) is not Page:  # a subclass may add fields: every field as it is, but from_tree
-            return type(self), tuple(None if f.name == "from_tree" else getattr(self, f.name) for f in fields(self))
+        if type(self) is not Page:  # a subclass may add fields: every field as it is, but these two
+            return type(self), tuple(None if f.name in ("from_tree", "type_features") else getattr(self, f.name)
+                                     for f in fields(self))
         shared: Dict[str, str] = {}
         rows = [(n.index, n.tag, n.content, shared.setdefault(n.retps, n.retps), n.bucket, n.parent, n.path,
                  n.attrs, n.hidden, n.boilerplate, n.images, n.depth, n.link_chars, n.position)
                 for n in self.nodes]
+        kept = self.type_features
+        sent = kept[1:4] if kept is not None and kept[0] is self.nodes and kept[1] == len(self.nodes) else None
         return _page_from_rows, (self.url, rows, self.title, self.encoding, self.count_tags, self.n_elements,
-                                 self.images, self.skipped, self.truncated, self.declared, self.too_deep)
+                                 self.images, self.skipped, self.truncated, self.declared, self.too_deep, sent)
 
     def __copy__(self) -> "Page":
         # copy.copy goes through __reduce__ unless told otherwise: keep it shallow (the same Node objects)
@@ -88,4 +95,7 @@ assert tuple(f.name for f in fields(Node)) == _NODE_FIELDS, "Page.__reduce__'s r
 
 
 def _page_from_rows(url, rows, *rest) -> Page:
-    return Page(url, [Node(*row) for row in rows], *rest)
+    page = Page(url, [Node(*row) for row in rows], *rest[:9])
+    if len(rest) > 9 and rest[9] is not None:  # the page type's features, read before it was sent
+        page.type_features = (page.nodes, *rest[9], None)
+    return page

@@ -76,7 +76,28 @@ def page_features(page, url: Optional[str] = None, declared=None) -> Dict[str, f
         from .metadata import page_type_evidence
 
         feats.update(page_type_evidence(declared))
-    url = url or getattr(page, "url", None) or ""
+    # the read features written over the declared evidence (their names differ; were one the same, it would stand)
+    feats.update(_read_features(page, url or getattr(page, "url", None) or "")[0])
+    return feats
+
+
+def _read_features(page, url: str) -> tuple:
+    """The features read from the page's URL, declared types and nodes, and their values as a vector of
+    the classifier whose index `raw` holds (or None): kept on the page (`Page.type_features`) while its
+    `nodes` are the same list of the same length, so that the page's second classification (the scorer's
+    without what the metadata declares, then the metadata's with it) does not read the nodes again."""
+    nodes = getattr(page, "nodes", None)
+    kept = getattr(page, "type_features", None)
+    if kept is not None and kept[0] is nodes and kept[1] == len(nodes) and kept[2] == url:
+        return kept[3], kept[4]
+    feats = _node_features(page, url)
+    if hasattr(page, "type_features") and isinstance(nodes, list):
+        page.type_features = (nodes, len(nodes), url, feats, None)
+    return feats, None
+
+
+def _node_features(page, url: str) -> Dict[str, float]:
+    feats: Dict[str, float] = {}
     _url_features(url, feats)
     declared = tuple(getattr(page, "declared", ()) or ())
     for name in declared[:32]:
@@ -217,24 +238,53 @@ class PageTypeClassifier:
             raise PageTypeError(f"{path}: not a JSON object")
         return cls(spec, str(path))
 
-    def vector(self, feats: Dict[str, float]) -> np.ndarray:
+    def _raw(self, feats: Dict[str, float]) -> np.ndarray:
         x = np.zeros_like(self.mean)  # a feature the page lacks is 0
         for name, value in feats.items():
             i = self.index.get(name)
             if i is not None:
                 x[i] = value
-        return (x - self.mean) / self.scale
+        return x
+
+    def vector(self, feats: Dict[str, float]) -> np.ndarray:
+        return (self._raw(feats) - self.mean) / self.scale
 
     def probabilities(self, feats: Dict[str, float]) -> np.ndarray:
-        logits = self.coef @ self.vector(feats) + self.intercept
+        return self._softmax(self.vector(feats))
+
+    def _softmax(self, vector: np.ndarray) -> np.ndarray:
+        logits = self.coef @ vector + self.intercept
         logits -= logits.max()
         p = np.exp(logits)
         return p / p.sum()
 
+    def page_probabilities(self, page, declared=None) -> np.ndarray:
+        """probabilities(page_features(page, declared=declared)), the same values: the part read from the
+        nodes, and its vector, are computed once a page (kept on it, see _read_features), and what the page
+        declares is set into a copy of that vector."""
+        url = getattr(page, "url", None) or ""
+        read, raw = _read_features(page, url)
+        if raw is None or raw[0] is not self.index:
+            raw = (self.index, self._raw(read))
+            raw[1].flags.writeable = False  # shared by the page's classifications: copied before any change
+            kept = getattr(page, "type_features", None)
+            if kept is not None and kept[3] is read:
+                page.type_features = kept[:4] + (raw,)
+        x = raw[1]
+        if declared is not None:
+            from .metadata import page_type_evidence
+
+            x = x.copy()
+            for name, value in page_type_evidence(declared).items():
+                i = self.index.get(name)
+                if i is not None and name not in read:  # page_features' read values win over declared ones
+                    x[i] = value
+        return self._softmax((x - self.mean) / self.scale)
+
     def predict(self, page, declared=None) -> Tuple[str, float]:
         """The most probable page type of a serialised page (and its metadata.Declared, where read), and its
         probability (rounded to 4 places)."""
-        p = self.probabilities(page_features(page, declared=declared))
+        p = self.page_probabilities(page, declared)
         best = int(np.argmax(p))
         return self.classes[best], round(float(p[best]), 4)
 
@@ -251,6 +301,14 @@ def default_classifier(directory: Optional[str] = None) -> Optional[PageTypeClas
         path = Path(model_directory(None)) / FILE_NAME  # a model of one's own with the shipped page types
     if not (path.exists() or path.is_symlink()):
         return None
+    return _classifier_at(str(path.absolute()))
+
+
+@functools.lru_cache(maxsize=4)
+def _classifier_at(name: str) -> PageTypeClassifier:
+    # one classifier a file, whichever name the folder was given by: the scorer's and the metadata's are
+    # then one object, and a page's second classification reuses the first's vector (page_probabilities)
+    path = Path(name)
     from .model.files import ModelError, model_file
 
     try:  # a regular file inside the folder, as every model file: a FIFO or a /proc link would never end

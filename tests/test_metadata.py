@@ -924,3 +924,63 @@ def test_what_cannot_travel_as_json_is_none_and_the_page_is_parsed_again(monkeyp
     # where nothing came, page_metadata parses the page itself: the same fields
     page_without = serialize(JSONLD, url=URL)
     assert meta_of(JSONLD, page=page_without) == meta_of(JSONLD, page=page)
+
+
+UNDECLARED = DATELINE.replace(', "datePublished": "2024-04-10T19:30:39Z"', "")
+
+
+@pytest.mark.parametrize("dateline,footer,decides", [
+    ("Sep 4, 2025 · 3 min read", "", True),  # one dateline by the heading, no other day shown
+    ("Updated on: October 28, 2024", "", True),  # an "Updated" day alone
+    ("Sep 4, 2025", "<p>Published Apr 8, 2024</p>", True),  # shown as the publication
+    ("Sep 4, 2025", "<p>Last updated: Oct 1, 2025</p>", True),  # another day, shown only as an update
+    ("Sep 4, 2025", "<p>Event on Oct 1, 2025</p>", False),  # another day shown: htmldate's may be it
+    ("Sep 4, 2025 – Dec 1, 2025", "", False),  # two days by the heading
+    ("no day here", "", False),  # no day shown
+    ("no day here", "<time datetime='2023-05-06'>May 6, 2023</time>", True),  # the one day by the heading
+])
+def test_htmldate_is_not_run_where_the_days_the_page_shows_decide_its_date(monkeypatch, dateline, footer, decides):
+    html = UNDECLARED.replace("{dateline}", dateline).replace("{footer}", footer)
+    url = "https://seo.example/academy/predictions"
+    page = serialize(html, url=url)
+    assert metadata._shown_decides(page, TODAY) is decides
+    calls = []
+    shipped = metadata._htmldate
+    monkeypatch.setattr(metadata, "_htmldate", lambda *a, **k: calls.append(a) or shipped(*a, **k))
+    for kind in ("article", "listing"):
+        got = page_metadata(html, page, None, _Typed(kind), url=url, today=TODAY)
+        assert len(calls) == (0 if decides else 1)
+        calls.clear()
+        with monkeypatch.context() as always:  # htmldate run: the same fields
+            always.setattr(metadata, "_shown_decides", lambda *a: False)
+            assert page_metadata(html, page, None, _Typed(kind), url=url, today=TODAY) == got
+        assert len(calls) == 1
+        calls.clear()
+    # where it decides, the day given is the same whatever day htmldate would have found
+    if decides:
+        shown = metadata._days_shown(page, TODAY)[1] | metadata._days_shown(page, TODAY)[2]
+        results = {metadata._shown_day(day, page, TODAY, url) for day in (None, "2001-01-01", *shown)}
+        assert len(results) == 1 and results != {None}
+
+
+def test_a_pages_own_full_date_in_the_url_is_read_before_what_it_shows():
+    html = UNDECLARED.replace("{dateline}", "Sep 4, 2025").replace("{footer}", "")
+    url = "https://seo.example/2016/07/30/predictions"
+    page = serialize(html, url=url)
+    assert metadata._shown_decides(page, TODAY)
+    assert page_metadata(html, page, None, _Typed("article"), url=url, today=TODAY).date_published == "2016-07-30"
+
+
+@pytest.mark.parametrize("encoding", [None, "utf-8", "utf-16"])
+def test_a_page_with_nuls_gives_the_same_metadata_with_and_without_the_serializers_tree(encoding):
+    # the serializer parses the text without its NULs; lexbor reads a NUL in an attribute as U+FFFD
+    html = ('<html><head><title>\x00</title><meta property="og:title" content="Quay\x00 Road"></head><body>'
+            '<p>Body text of the page.</p></body></html>')
+    data = html if encoding is None else html.encode(encoding)
+    shared = serialize(data, encoding=encoding, url=URL, tree_reader=metadata.read_tree)
+    alone = serialize(data, encoding=encoding, url=URL)
+    assert shared.from_tree is not None
+    kind = _Typed("article")
+    got = page_metadata(data, shared, None, kind, encoding=encoding, today=TODAY)
+    assert got == page_metadata(data, alone, None, kind, encoding=encoding, today=TODAY)
+    assert got.headline == "Quay\ufffd Road"

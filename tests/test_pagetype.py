@@ -181,3 +181,72 @@ def test_the_shipped_classifier_is_listed_in_the_card_and_tells_pages_apart():
     label, _ = classifier.predict(serialize(ARTICLE, url="https://news.example.com/2026/03/03/council-backs-bike-lanes"))
     assert label == "article"
     assert np.isfinite(classifier.coef).all()
+
+
+def _fresh(page):
+    """The page as the serializer gives it, without the page type's kept features."""
+    from edrew_scrapy.page import Page
+
+    return Page(*(getattr(page, name) for name in Page.__dataclass_fields__ if name != "type_features"))
+
+
+def test_a_pages_second_classification_reuses_the_first_ones_features_with_the_same_probabilities():
+    import pickle
+
+    from edrew_scrapy.metadata import read_declared
+
+    classifier = default_classifier()
+    for html, url in ((ARTICLE, "https://news.example.com/2026/03/03/bike-lanes"),
+                      (PRODUCT, "https://shop.example.com/products/trail-shoe-x2"), (FORUM, None)):
+        page = serialize(html, url=url)
+        declared = read_declared(html, url=url, dates=False)
+        expected = classifier.probabilities(page_features(_fresh(page), declared=declared))
+        expected_plain = classifier.probabilities(page_features(_fresh(page)))
+        assert page.type_features is None
+        # the scorer's classification (nothing declared) keeps the features read from the nodes, and the vector
+        assert np.array_equal(classifier.page_probabilities(page), expected_plain)
+        nodes, count, kept_url, feats, (index, vector) = page.type_features
+        assert nodes is page.nodes and count == len(page.nodes) and kept_url == (url or "")
+        assert index is classifier.index
+        assert not vector.flags.writeable
+        # the metadata's, with what the page declares, from them: the same values, bit for bit
+        assert np.array_equal(classifier.page_probabilities(page, declared), expected)
+        assert classifier.predict(page, declared) == classifier.predict(_fresh(page), declared)
+        assert page.type_features[3] is feats  # read once
+        # a page whose Declared is None (none read): the page's own features alone, from what was kept
+        assert np.array_equal(classifier.page_probabilities(page, None), expected_plain)
+        assert page_features(page) == page_features(_fresh(page))
+        # pickled as a worker sends it: the features go with the page, the vector is computed again
+        sent = pickle.loads(pickle.dumps(page))
+        assert sent.type_features[0] is sent.nodes and sent.type_features[3] == feats and sent.type_features[4] is None
+        assert np.array_equal(classifier.page_probabilities(sent, declared), expected)
+        assert sent == page  # the kept features are not compared
+
+
+def test_the_kept_features_are_read_again_when_the_nodes_or_the_url_change():
+    classifier = default_classifier()
+    page = serialize(ARTICLE, url="https://news.example.com/2026/03/03/bike-lanes")
+    classifier.predict(page)
+    kept = page.type_features
+    page.url = "https://shop.example.com/products/bike-lanes"  # another URL: read again
+    assert classifier.predict(page) == classifier.predict(_fresh(page))
+    assert page.type_features[3] is not kept[3] and page.type_features[2] == page.url
+    page.nodes = page.nodes[:2]  # another list
+    assert page_features(page) == page_features(_fresh(page)) and page.type_features[1] == 2
+    page.nodes.append(serialize(PRODUCT).nodes[1])  # the same list, longer
+    assert page_features(page) == page_features(_fresh(page)) and page.type_features[1] == 3
+    # features for a URL other than the page's own are read again (and kept in place of the page's)
+    kept, other = page.type_features, "https://f.example/threads/x"
+    assert page_features(page, url=other) == page_features(_fresh(page), url=other)
+    assert page.type_features is not kept and page.type_features[2] == other
+    # a page-like object without the field is classified as before, nothing kept
+    from types import SimpleNamespace
+
+    plain = SimpleNamespace(url=page.url, nodes=list(page.nodes), declared=page.declared)
+    assert classifier.predict(plain) == classifier.predict(_fresh(page))
+
+
+def test_one_classifier_object_a_weights_file_whichever_name_the_folder_is_given_by():
+    from edrew_scrapy.model.files import model_directory
+
+    assert default_classifier(None) is default_classifier(str(model_directory(None))) is default_classifier("default")

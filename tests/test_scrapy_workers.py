@@ -372,6 +372,31 @@ def test_in_the_worker_one_page_that_raises_costs_only_itself(monkeypatch):
     assert outcomes[3].page.skipped == "empty" and outcomes[3].extraction is None
 
 
+def test_a_worker_sends_the_page_types_features_only_with_a_page_whose_metadata_the_crawl_process_reads(monkeypatch):
+    import pickle
+
+    from edrew_scrapy.metadata import declared_from_json, page_metadata
+    from edrew_scrapy.model.scorer import load_model
+    from edrew_scrapy.pagetype import default_classifier
+    from edrew_scrapy.scrapy import worker as workers
+
+    classifier = default_classifier()
+    monkeypatch.setattr(workers, "_state", {"scorer": load_model(), "threshold": None, "metadata": True,
+                                            "classifier": classifier})
+    body = (DEMO_SITE / PAGES[0]).read_bytes()
+    url = f"http://demo.test/{PAGES[0]}"
+    here, there = workers.process([(body, "utf-8", url), (body, "utf-8", url, False)])
+    # read in the worker: the features kept by the scorer's page type are dropped before the page is sent
+    assert here.extraction.metadata is not None and here.page.type_features is None
+    # read in the crawl process: the page goes with them, and its metadata is what the worker's would be
+    assert there.extraction.metadata is None and there.page.type_features is not None
+    sent = pickle.loads(pickle.dumps(there.page))
+    assert sent.type_features[0] is sent.nodes and sent.type_features[3] == there.page.type_features[3]
+    sent.from_tree = declared_from_json(there.declared)
+    assert page_metadata(body, sent, there.extraction, classifier, encoding="utf-8", url=url) == \
+        here.extraction.metadata
+
+
 @pytest.mark.parametrize("region_share,expected", [(None, 0.7), (0, None), (0.9, 0.9)])
 def test_a_worker_loads_the_model_with_the_torch_threads_and_region_settings(region_share, expected):
     crawler = get_crawler(settings_dict={"EDREW_WORKERS": 1, "EDREW_TORCH_THREADS": 1,

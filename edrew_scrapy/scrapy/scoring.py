@@ -331,7 +331,11 @@ class ScoringService:
                 except Exception as exc:  # a broken pagetype.json: the metadata goes on without page types
                     self._classifier = False
                     self.stats.error(url, "load the page-type classifier for", exc)
-        return page_metadata(body, page, extraction, self._classifier or None, encoding=encoding, url=url)
+        try:
+            return page_metadata(body, page, extraction, self._classifier or None, encoding=encoding, url=url)
+        finally:
+            if getattr(page, "type_features", None) is not None:
+                page.type_features = None  # the page type's features, kept for this: not held with the item's page
 
     async def _score_in_thread(self, pages: List[Any]) -> List[Any]:
         return await self.pool.run(self._score_pages, pages)

@@ -166,13 +166,16 @@ def _process(batch: Sequence[PageInput]) -> List[Outcome]:
                 outcome.extraction = extract([outcome.page], scorer=scorer, threshold=threshold)[0]
             except Exception:  # noqa: BLE001
                 outcome.stage, outcome.error = "score", traceback.format_exc(limit=-8)
-    if _state.get("metadata"):
-        from ..metadata import page_metadata
+    from ..metadata import page_metadata
 
-        for outcome, (body, encoding, url, *wanted) in zip(outcomes, batch):
-            if outcome.extraction is not None and (not wanted or wanted[0]):
-                outcome.extraction.metadata = page_metadata(body, outcome.page, outcome.extraction,
-                                                            _state.get("classifier"), encoding=encoding, url=url)
+    for outcome, (body, encoding, url, *wanted) in zip(outcomes, batch):
+        if outcome.page is None or (_state.get("metadata") and wanted and not wanted[0]):
+            continue  # the crawl process reads its metadata: the page type's features read here go with it
+        if _state.get("metadata") and outcome.extraction is not None:
+            outcome.extraction.metadata = page_metadata(body, outcome.page, outcome.extraction,
+                                                        _state.get("classifier"), encoding=encoding, url=url)
+        if getattr(outcome.page, "type_features", None) is not None:
+            outcome.page.type_features = None  # nothing reads them past here: not sent
     cache_stats = getattr(scorer, "cache_stats", None)
     if cache_stats is not None:
         outcomes[0].caches = (os.getpid(), cache_stats())
