@@ -62,3 +62,30 @@ def test_a_plain_crawl_logs_no_warning(demo_url, tmp_path):
     assert [i for i in items if "text" in i and "Sunday" in i["text"]]
     warnings = [line for line in proc.stderr.splitlines() if re.search(r"\] (WARNING|ERROR):", line)]
     assert warnings == []
+
+
+def test_a_misspelt_setting_is_named_with_the_right_one(demo_url, tmp_path):
+    """`EDREW_ITEM = "node"` (for EDREW_ITEMS) used to do nothing, silently: page items came out."""
+    project = new_project(tmp_path, 'EDREW_ITEM = "node"\n')
+    proc, items = crawl(project, demo_url, "-s", "EDREW_TRESHOLD=0.9", "-s", "EDREW_BATCH_PAGES=2")
+    warnings = [line.split("] ", 1)[1] for line in proc.stderr.splitlines() if "] WARNING:" in line]
+    assert warnings == [
+        "WARNING: EDREW: EDREW_ITEM is not a setting of edrew-scrapy and does nothing; did you mean EDREW_ITEMS?",
+        "WARNING: EDREW: EDREW_TRESHOLD is not a setting of edrew-scrapy and does nothing; "
+        "did you mean EDREW_THRESHOLD?",
+    ]
+    assert [i for i in items if "text" in i]  # the crawl itself goes on as before
+
+
+def test_every_setting_the_code_reads_is_known():
+    """The list the warning checks against covers every EDREW_ setting a component reads."""
+    from edrew_scrapy.scrapy.settings import KNOWN_SETTINGS
+
+    root = Path(__file__).resolve().parents[1] / "edrew_scrapy"
+    read = set()
+    for path in root.rglob("*.py"):
+        source = path.read_text("utf-8")
+        read.update(re.findall(r"settings\.get\w*\(\s*[\"'](EDREW_\w+)", source))
+        read.update(re.findall(r"^\s+[\"'](EDREW_\w+)[\"']:", source, flags=re.M))  # DEFAULTS dicts
+    assert len(read) > 20
+    assert read <= KNOWN_SETTINGS, read - KNOWN_SETTINGS
