@@ -54,7 +54,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         from .model.files import TorchMissing, torch_missing
 
         if not isinstance(exc, TorchMissing):
-            exc = torch_missing(f"edrew {args.command}", exc)
+            exc = torch_missing("this command", exc)
+        elif getattr(exc, "purpose", "").startswith("backend ") and not hasattr(args, "backend"):
+            # "backend 'native'" would name an option the command does not have (edrew evaluate)
+            exc = torch_missing("this command", exc.cause)
         print(f"edrew {args.command}: {printable(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:  # writing the output failed (a full disk, a closed terminal): one line, no traceback
