@@ -89,3 +89,17 @@ def test_every_setting_the_code_reads_is_known():
         read.update(re.findall(r"^\s+[\"'](EDREW_\w+)[\"']:", source, flags=re.M))  # DEFAULTS dicts
     assert len(read) > 20
     assert read <= KNOWN_SETTINGS, read - KNOWN_SETTINGS
+
+
+def test_a_misspelt_spider_argument_is_named(demo_url, tmp_path):
+    """`-a max_page=1` (for max_pages) crawled the whole site without a word; a name far from every argument
+    (a spider attribute some other component reads) is no misspelling."""
+    out = tmp_path / "out.jsonl"
+    proc = run_scrapy(["crawl", "edrew", "-a", f"urls={demo_url}/about.html", "-a", "max_page=1", "-a", "sitemaps=0",
+                       "-a", "team=newcomers", "-s", "TELNETCONSOLE_ENABLED=False", "-O", str(out)])
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    warnings = [line.split("] ", 1)[1] for line in proc.stderr.splitlines() if "] WARNING:" in line]
+    assert warnings == ["WARNING: scrapy crawl edrew: -a max_page is not an argument of this spider and does "
+                        "nothing; did you mean -a max_pages? (its arguments: urls, allowed_domains, max_pages, "
+                        "max_depth, sitemaps)"]
+    assert out.read_text("utf-8").count("\n") > 1  # the argument did nothing: the crawl went past one page
