@@ -30,7 +30,11 @@ def _module(command: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="edrew", description="EDREW relevant-content extraction")
+    # what a bug report needs first; edrew_scrapy.__version__ is the package's own (setup.cfg's)
+    parser.add_argument("--version", action="version", version=f"edrew-scrapy {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, help_text in COMMANDS.items():
         module = importlib.import_module(f"edrew_scrapy.commands.{_module(name)}")
