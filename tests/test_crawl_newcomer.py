@@ -103,3 +103,18 @@ def test_a_misspelt_spider_argument_is_named(demo_url, tmp_path):
                         "nothing; did you mean -a max_pages? (its arguments: urls, allowed_domains, max_pages, "
                         "max_depth, sitemaps)"]
     assert out.read_text("utf-8").count("\n") > 1  # the argument did nothing: the crawl went past one page
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "give the start pages: scrapy crawl edrew -a urls=URL1,URL2"),
+    (["-a", "urls=127.0.0.1:8000"], "not an http(s) URL: '127.0.0.1:8000'"),
+    (["-a", "urls=http://127.0.0.1:9/", "-a", "max_pages=ten"],
+     "max_pages must be a whole number of pages (0: no limit), not 'ten'"),
+])
+def test_a_wrong_spider_argument_is_the_first_error_line(tmp_path, args, message):
+    """Scrapy reports a spider's ValueError as an asyncio traceback ("Task exception was never retrieved")
+    with the message at its end; the spider's own ERROR line comes first and names it."""
+    proc = run_scrapy(["crawl", "edrew", *args, "-s", "TELNETCONSOLE_ENABLED=False", "-O", str(tmp_path / "o.jl")])
+    assert proc.returncode == 1
+    errors = [line.split("] ", 1)[1] for line in proc.stderr.splitlines() if "] ERROR:" in line]
+    assert errors[0] == f"ERROR: scrapy crawl edrew cannot start: {message}", proc.stderr[-3000:]

@@ -58,6 +58,20 @@ def warn_misspelt_arguments(spider: str, given: Iterable[str], arguments: Iterab
     return misspelt
 
 
+class ArgumentErrors:
+    """A spider whose wrong `-a` value (a ValueError from __init__) stops the crawl with one ERROR line that
+    says what is wrong first: Scrapy reports it only as an asyncio "Task exception was never retrieved"
+    traceback, with the message at its very end."""
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        try:
+            return super().from_crawler(crawler, *args, **kwargs)
+        except ValueError as exc:
+            logger.error("scrapy crawl %s cannot start: %s", cls.name, exc)
+            raise
+
+
 def _split(value: Optional[str]) -> List[str]:
     # commas, spaces or newlines: a URL holds none of them raw
     return [part for part in re.split(r"[\s,]+", value or "") if part]
@@ -90,7 +104,7 @@ def _count(name: str, value: Optional[str], what: str) -> Optional[int]:
 ARGUMENTS = ("urls", "allowed_domains", "max_pages", "max_depth", "sitemaps")
 
 
-class EdrewSpider(scrapy.Spider):
+class EdrewSpider(ArgumentErrors, scrapy.Spider):
     name = "edrew"
     edrew_own_items = False  # every item comes from the add-on: its CSV feeds mix nothing (feeds.py)
 
