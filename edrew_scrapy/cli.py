@@ -30,7 +30,11 @@ def _module(command: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="edrew", description="EDREW relevant-content extraction")
+    # what a bug report needs first; edrew_scrapy.__version__ is the package's own (setup.cfg's)
+    parser.add_argument("--version", action="version", version=f"edrew-scrapy {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, help_text in COMMANDS.items():
         module = importlib.import_module(f"edrew_scrapy.commands.{_module(name)}")
@@ -54,7 +58,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         from .model.files import TorchMissing, torch_missing
 
         if not isinstance(exc, TorchMissing):
-            exc = torch_missing(f"edrew {args.command}", exc)
+            exc = torch_missing("this command", exc)
+        elif getattr(exc, "purpose", "").startswith("backend ") and not hasattr(args, "backend"):
+            # "backend 'native'" would name an option the command does not have (edrew evaluate)
+            exc = torch_missing("this command", exc.cause)
         print(f"edrew {args.command}: {printable(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:  # writing the output failed (a full disk, a closed terminal): one line, no traceback

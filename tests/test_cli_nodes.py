@@ -1,5 +1,8 @@
 import gzip
 import json
+from importlib.metadata import version
+
+import pytest
 
 from edrew_scrapy.cli import main
 
@@ -73,3 +76,11 @@ def test_extract_and_nodes_help_say_the_default_of_each_choice(capsys):
         text = " ".join(capsys.readouterr().out.split())
         for phrase in expected:
             assert phrase in text, (command, text)
+
+
+def test_version_is_the_package_version(capsys):
+    """`edrew --version` (a bug report's first line) says the installed package's version."""
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out == f"edrew-scrapy {version('edrew-scrapy')}\n"

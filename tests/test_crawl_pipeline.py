@@ -101,6 +101,14 @@ def test_pipeline_with_the_addon_adds_beside_and_shares_its_scoring_stage(serve,
     by_url = {p["url"]: p["text"] for p in pages}
     for item in stored:
         assert item["html_relevant"]["text"] == by_url[item["url"]]  # the same scoring, the same content
+    # and the same metadata and comments, which the scoring stage reads for the pipeline's pages too
+    fields = ("comments", "headline", "author", "date_published", "language", "page_type")
+    by_url = {p["url"]: {f: p[f] for f in fields} for p in pages}
+    for item in stored:
+        assert {f: item["html_relevant"][f] for f in fields} == by_url[item["url"]]
+    article = next(i["html_relevant"] for i in stored if i["url"].endswith(ARTICLE))
+    assert article["headline"] == "Council approves protected bike lanes on Quay Road"
+    assert article["author"] == ["Maya Okonkwo"] and article["date_published"] == "2026-03-03"
     # one scoring stage in the crawl: one model load, one worker pool
     assert proc.stderr.count("EDREW scoring with the model") == 1
     assert stats["edrew/pipeline/fields"] == 4

@@ -79,6 +79,14 @@ def test_what_needs_torch_names_the_extra_in_one_line(no_torch, tmp_path):
     assert proc.returncode == 2 and error == [f"edrew train: training needs PyTorch, which is not importable here "
                                               f"(No module named 'torch'); install it with: {EXTRA}"], proc.stderr
     assert "Traceback" not in proc.stderr and not out.exists()
+    # evaluate has no --backend: the line names the command, not a "backend 'native'" the user never chose
+    (tmp_path / "html").mkdir()
+    (tmp_path / "html" / "a.html").write_bytes((DEMO_SITE / ARTICLE).read_bytes())
+    labels.write_text(json.dumps({"file": "html/a.html", "url": "http://x/a", "main_content": "Riverside"}), "utf-8")
+    proc = _edrew(no_torch, "evaluate", "--dataset", "simple", str(tmp_path), "--out", str(tmp_path / "eval"))
+    error = [line for line in proc.stderr.splitlines() if line.startswith("edrew ")]
+    assert proc.returncode == 2 and error == [f"edrew evaluate: this command needs PyTorch, which is not importable "
+                                              f"here (No module named 'torch'); install it with: {EXTRA}"], proc.stderr
     for backend in ("native", "allennlp"):
         proc = _edrew(no_torch, "extract", "--backend", backend, str(DEMO_SITE / ARTICLE))
         assert proc.returncode == 2 and proc.stdout == "", proc.stderr

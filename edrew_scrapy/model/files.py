@@ -52,9 +52,12 @@ class TorchMissing(ModelError, ModuleNotFoundError):
 
 
 def torch_missing(purpose: str, exc: BaseException) -> TorchMissing:
-    """The TorchMissing to raise when `purpose` failed to import torch with `exc`."""
-    return TorchMissing(f"{purpose} needs PyTorch, which is not importable here ({exc}); install it with: "
-                        f"{TORCH_EXTRA}", name="torch")
+    """The TorchMissing to raise when `purpose` failed to import torch with `exc` (both kept, so that a
+    caller can name its own purpose instead)."""
+    missing = TorchMissing(f"{purpose} needs PyTorch, which is not importable here ({exc}); install it with: "
+                           f"{TORCH_EXTRA}", name="torch")
+    missing.purpose, missing.cause = purpose, exc
+    return missing
 
 
 def require_torch(purpose: str):

@@ -8,7 +8,7 @@ from .exporters import SafeCsvItemExporter
 from .feeds import FeedCheck
 from .reports import EdrewReports
 from .resume import FEED_STORAGE, RESUME_SCHEDULER, SCRAPY_SCHEDULER, ResumeGuard, resume_enabled, wrap_feeds
-from .settings import DEFAULTS
+from .settings import DEFAULTS, warn_unknown
 from .spidermiddleware import EdrewSpiderMiddleware
 
 SCRAPY_LOG_FORMATTER = "scrapy.logformatter.LogFormatter"
@@ -50,6 +50,7 @@ class Addon:
     """
 
     def update_settings(self, settings) -> None:
+        warn_unknown(settings)
         for name, value in DEFAULTS.items():
             settings.setdefault(name, value, "addon")
         _setdefault_component(settings, "DOWNLOADER_MIDDLEWARES", EdrewDownloaderMiddleware,

@@ -4,8 +4,9 @@ service (spidermiddleware.py, scoring.py).
 ``ITEM_PIPELINES = {"edrew_scrapy.EdrewPipeline": 300}``, for crawlers that already store each page's
 HTML in their own items: every item (any type itemadapter supports) with a field named in
 EDREW_PIPELINE_FIELDS (default ``["html"]``) that holds HTML gets that field replaced by the page's
-relevant content, ``{"title", "text", "nodes", "images"}`` (``nodes``: content, score and XPath of each
-kept node; ``skipped`` says why a page gave nothing), or, with EDREW_PIPELINE_REPLACE = False, the HTML
+relevant content, ``{"title", "text", "nodes", "images", "comments"}`` and the page's metadata, as a
+PageItem holds them (``nodes``: content, score and XPath of each kept node; ``skipped`` says why a page
+gave nothing), or, with EDREW_PIPELINE_REPLACE = False, the HTML
 stays and the content goes beside it, into ``<field>_relevant``. Items without such a field pass
 untouched.
 
@@ -21,10 +22,11 @@ from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.utils.misc import load_object
 
+from ..metadata import METADATA_FIELDS
 from .processpool import WorkerError
 from .scoring import Batcher, ScoringService, SerializerThreads, load_scorer
 from .settings import DEFAULTS, EdrewSettings
-from .spidermiddleware import EdrewSpiderMiddleware
+from .spidermiddleware import EdrewSpiderMiddleware, kept_nodes
 from .stats import EdrewStats
 
 __all__ = ["Batcher", "EdrewPipeline", "EdrewSpiderMiddleware", "load_scorer"]
@@ -122,14 +124,19 @@ class EdrewPipeline:
             page = await self.pool.run(lambda: serialize(body, encoding=encoding, url=url))
             extraction = await scoring.score(page, url or "") if page.nodes else None
         title = (extraction.title if extraction is not None else "") or page.title or ""
+        metadata = getattr(extraction, "metadata", None)
+        # the page's metadata, read with the scores (EDREW_METADATA), as a PageItem has it
+        described = metadata.fields() if metadata is not None else {n: None for n in METADATA_FIELDS} | {"author": []}
         if extraction is None:
             reason = page.skipped or "not-scored"
             self.stats.skip(f"pipeline-{reason}", url)
-            return {"title": title, "text": "", "nodes": [], "images": [], "skipped": reason}
-        content = {"title": title, "text": "\n".join(n.content for n in extraction.nodes),
+            return {"title": title, "text": "", "nodes": [], "images": [], "comments": "", **described,
+                    "skipped": reason}
+        nodes, images, comments = kept_nodes(extraction, self.conf.comments)
+        content = {"title": title, "text": "\n".join(n.content for n in nodes),
                    "nodes": [{"content": n.content, "score": round(float(n.score), 4), "path": n.path}
-                             for n in extraction.nodes],
-                   "images": list(extraction.images)}
+                             for n in nodes],
+                   "images": images, "comments": "\n".join(n.content for n in comments), **described}
         if not extraction.nodes:
             content["skipped"] = "no-relevant-content"
         return content

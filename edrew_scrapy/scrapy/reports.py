@@ -50,7 +50,9 @@ class EdrewReports:
     def from_crawler(cls, crawler):
         folder = crawler.settings.get("EDREW_REPORT_DIR")
         if not folder:
-            raise NotConfigured("EDREW_REPORT_DIR is not set")
+            # Without a message: Scrapy logs a NotConfigured that has one as a WARNING, and reports the
+            # user did not ask for are no reason to warn on every crawl.
+            raise NotConfigured
         conf = EdrewSettings.from_settings(crawler.settings)  # NotConfigured when EDREW_ENABLED is false
         limit = _int(crawler.settings, "EDREW_REPORT_PAGES", 0)
         folder = Path(folder).expanduser()

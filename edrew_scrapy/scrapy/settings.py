@@ -6,6 +6,7 @@ enabled by hand without the add-on.
 """
 from __future__ import annotations
 
+import difflib
 import logging
 import math
 import numbers
@@ -42,6 +43,13 @@ DEFAULTS = {
     "EDREW_REPORT_PAGES": 20,       # page reports written with EDREW_REPORT_DIR (the summary counts every page)
     "EDREW_CSV_SAFE": True,         # CSV feeds: page text that starts like a formula is quoted (exporters.py)
 }
+
+# Read by components outside EdrewSettings: the PDF articles pipeline and exporter, and the Redis add-on
+# (distributed/settings.py; the token is one it sets itself).
+OTHER_SETTINGS = ("EDREW_PDF_MAX_PAGES", "EDREW_PDF_CSV_ROWS", "EDREW_REDIS_ENABLED", "EDREW_REDIS_LEASE_TIMEOUT",
+                  "EDREW_REDIS_POLL_INTERVAL", "EDREW_REDIS_CLOSE_WHEN_DONE", "EDREW_REDIS_PROCESS",
+                  "EDREW_REDIS_EXPORTED_KEY", "EDREW_REDIS_STATS_KEY", "EDREW_REDIS_TOKEN")
+KNOWN_SETTINGS = frozenset(DEFAULTS) | frozenset(OTHER_SETTINGS)
 
 ITEM_MODES = ("page", "node")
 COMMENT_MODES = ("field", "text", "none")
@@ -130,6 +138,18 @@ class EdrewSettings:
             metadata=settings.getbool("EDREW_METADATA", DEFAULTS["EDREW_METADATA"]),
             comments=comments,
         )
+
+
+def warn_unknown(settings) -> list:
+    """Log a WARNING for each EDREW_ setting no component reads (a misspelt `EDREW_ITEM = "node"` would
+    otherwise do nothing, silently), with the closest known name; returns the unknown names."""
+    unknown = sorted(name for name in settings if isinstance(name, str) and name.startswith("EDREW_")
+                     and name not in KNOWN_SETTINGS)
+    for name in unknown:
+        close = difflib.get_close_matches(name, KNOWN_SETTINGS, n=1, cutoff=0.75)
+        logger.warning("EDREW: %s is not a setting of edrew-scrapy and does nothing%s", name,
+                       f"; did you mean {close[0]}?" if close else " (docs/scrapy.md lists the settings)")
+    return unknown
 
 
 def _int(settings, name: str, minimum: int) -> int:

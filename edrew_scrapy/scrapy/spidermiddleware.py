@@ -124,13 +124,7 @@ class EdrewSpiderMiddleware:
             return []
         metadata = getattr(extraction, "metadata", None)
         fields = metadata.fields() if metadata is not None else {}
-        nodes, images = extraction.nodes, list(extraction.images)
-        comments = list(getattr(extraction, "comments", None) or ())
-        if self.conf.comments == "text" and comments:  # as trafilatura's include_comments: in the text, in order
-            nodes, comments = sorted([*nodes, *comments], key=lambda n: n.index), []
-            images = list(dict.fromkeys(img for n in nodes for img in n.images))
-        elif self.conf.comments == "none":
-            comments = []
+        nodes, images, comments = kept_nodes(extraction, self.conf.comments)
         if self.conf.items == "node":
             return [NodeItem(url=url, title=title, content=n.content, score=round(float(n.score), 4),
                              path=n.path, index=n.index, images=list(n.images), page_type=fields.get("page_type"))
@@ -140,6 +134,19 @@ class EdrewSpiderMiddleware:
             nodes=[{"content": n.content, "score": round(float(n.score), 4), "path": n.path} for n in nodes],
             images=images, comments="\n".join(n.content for n in comments), **fields,
         )]
+
+
+def kept_nodes(extraction, comments_mode: str):
+    """(nodes, images, comment nodes) of a scored page as EDREW_COMMENTS places its reader comments: in
+    their own field ("field"), in the text in document order ("text"), or nowhere ("none")."""
+    nodes, images = extraction.nodes, list(extraction.images)
+    comments = list(getattr(extraction, "comments", None) or ())
+    if comments_mode == "text" and comments:  # as trafilatura's include_comments: in the text, in order
+        nodes, comments = sorted([*nodes, *comments], key=lambda n: n.index), []
+        images = list(dict.fromkeys(img for n in nodes for img in n.images))
+    elif comments_mode == "none":
+        comments = []
+    return nodes, images, comments
 
 
 def _as_items(output) -> list:

@@ -28,6 +28,7 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.spidermiddlewares.httperror import HttpError
 
 from ..pdf.layout import is_pdf
+from .edrew import ArgumentErrors, warn_misspelt_arguments
 
 # Bytes read of a response that does not say it is HTML before the download stops: enough for %PDF-.
 PROBE_BYTES = 1024
@@ -43,7 +44,7 @@ def _split(value: Optional[str]) -> List[str]:
     return [part for part in re.split(r"[\s,]+", value or "") if part]
 
 
-class ArticlesSpider(scrapy.Spider):
+class ArticlesSpider(ArgumentErrors, scrapy.Spider):
     name = "articles"
     custom_settings = {
         # the HTML relevant-content scoring of the edrew add-on has nothing to do here
@@ -53,6 +54,7 @@ class ArticlesSpider(scrapy.Spider):
 
     def __init__(self, urls: Optional[str] = None, depth: str = "1", *args, **kwargs):
         super().__init__(*args, **kwargs)
+        warn_misspelt_arguments(self.name, kwargs, ("urls", "depth"))
         self.urls = _split(urls)
         if not self.urls:
             raise ValueError("give the listing pages: scrapy crawl articles -a urls=URL1,URL2")

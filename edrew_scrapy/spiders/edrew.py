@@ -9,8 +9,10 @@ parses into an item holding its relevant content.
 """
 from __future__ import annotations
 
+import difflib
+import logging
 import re
-from typing import Iterator, List, Optional, Set
+from typing import Iterable, Iterator, List, Optional, Set
 from urllib.parse import urlsplit
 
 import scrapy
@@ -35,6 +37,39 @@ SITEMAP_SNIFF_BYTES = 64 * 1024
 # robots.txt and sitemaps are no pages: the add-on must not make items of them, even when a site
 # answers every path with its HTML home page.
 NOT_A_PAGE = {"edrew": False}
+
+
+logger = logging.getLogger(__name__)
+
+
+def warn_misspelt_arguments(spider: str, given: Iterable[str], arguments: Iterable[str]) -> List[str]:
+    """A WARNING for each `-a NAME=...` close to one of the spider's arguments but not one: Scrapy sets any
+    other name as a spider attribute, so `-a max_page=200` (for max_pages) crawled the whole site, silently.
+    Names far from every argument pass without a word: other components may read them as spider attributes,
+    and scrapyd adds `_job`."""
+    arguments = list(arguments)
+    misspelt = []
+    for name in given:
+        close = difflib.get_close_matches(name, arguments, n=1, cutoff=0.7)
+        if close and not name.startswith("_"):
+            misspelt.append(name)
+            logger.warning("scrapy crawl %s: -a %s is not an argument of this spider and does nothing; did you "
+                           "mean -a %s? (its arguments: %s)", spider, name, close[0], ", ".join(arguments))
+    return misspelt
+
+
+class ArgumentErrors:
+    """A spider whose wrong `-a` value (a ValueError from __init__) stops the crawl with one ERROR line that
+    says what is wrong first: Scrapy reports it only as an asyncio "Task exception was never retrieved"
+    traceback, with the message at its very end."""
+
+    @classmethod
+    def from_crawler(cls, crawler, *args, **kwargs):
+        try:
+            return super().from_crawler(crawler, *args, **kwargs)
+        except ValueError as exc:
+            logger.error("scrapy crawl %s cannot start: %s", cls.name, exc)
+            raise
 
 
 def _split(value: Optional[str]) -> List[str]:
@@ -66,7 +101,10 @@ def _count(name: str, value: Optional[str], what: str) -> Optional[int]:
     return number
 
 
-class EdrewSpider(scrapy.Spider):
+ARGUMENTS = ("urls", "allowed_domains", "max_pages", "max_depth", "sitemaps")
+
+
+class EdrewSpider(ArgumentErrors, scrapy.Spider):
     name = "edrew"
     edrew_own_items = False  # every item comes from the add-on: its CSV feeds mix nothing (feeds.py)
 
@@ -74,6 +112,7 @@ class EdrewSpider(scrapy.Spider):
                  max_pages: Optional[str] = None, sitemaps: str = "1", max_depth: Optional[str] = None,
                  *args, **kwargs):
         super().__init__(*args, **kwargs)
+        warn_misspelt_arguments(self.name, kwargs, ARGUMENTS)
         self.urls = _split(urls)
         if not self.urls:
             raise ValueError("give the start pages: scrapy crawl edrew -a urls=URL1,URL2")
