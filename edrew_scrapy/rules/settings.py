@@ -87,11 +87,37 @@ SCREEN_READER_CLASSES = frozenset({
 })
 
 
+# Class words in languages other than English, each rule's own, added to its English words below: sites name
+# their boxes in their own language as well ("kommentare", "teilen", "verwandte-artikel", "bildunterschrift").
+# Kept here only where they named noise far more often than content on the tuning pages (fundus-news' training
+# pages, trafilatura-eval-pages' tuning half) and no judged set fell: docs/experiments/2026-11-28-multilingual-words.md.
+# Lower-case ASCII, as class words mostly are; a word a rule matches as a part of a class word (between - and _)
+# unless the rule says otherwise. "Kommentar" alone is not a section: German sites call an opinion column one.
+COMMENT_OTHER = ("kommentare", "comentarios", "reacties", "komentarze")
+SHARE_OTHER = ("teilen", "partage", "partager", "compartir", "condividi", "delen", "udostepnij", "compartilhar")
+RELATED_OTHER = ("verwandte", "aehnliche", "empfehlungen", "weitere-artikel", "mehr-zum-thema", "lesetipps",
+                 "articles-lies", "a-lire-aussi", "relacionados", "relacionadas", "correlati", "gerelateerd",
+                 "powiazane")
+SIGNUP_OTHER = ("abonnieren", "nieuwsbrief", "infolettre")
+CAPTION_OTHER = ("didascalia", "pie-de-foto", "leyenda", "bijschrift", "bildtext", "legenda")
+
+
+def _alternatives(words) -> str:
+    """`words` as regex alternatives after an English alternation ("|a|b"), escaped."""
+    return "".join("|" + re.escape(w) for w in words)
+
+
 # Words that name a reader-comment section in a class, id or custom tag name (WordPress "comment-list",
-# "comment-body" and its #respond form, Disqus, "user-comments"); "commentary" (an opinion column) and
-# "no-comments" are not sections.
-COMMENT_WORDS = ("comment", "disqus", "respond")
-_COMMENT_TOKEN = re.compile(r"comment(?!ary)|disqus|^respond$|^replies$")
+# "comment-body" and its #respond form, Disqus, "user-comments"; COMMENT_OTHER anywhere in a class word);
+# "commentary" (an opinion column) and "no-comments" are not sections.
+COMMENT_WORDS = ("comment", "disqus", "respond") + COMMENT_OTHER
+
+
+def _comment_token(other=COMMENT_OTHER) -> "re.Pattern":
+    return re.compile(r"comment(?!ary)|disqus|^respond$|^replies$" + _alternatives(other))
+
+
+_COMMENT_TOKEN = _comment_token()
 _NOT_COMMENT = re.compile(r"no-?comments?|comments?-?(?:count|link|number|num)|commentary")
 # An article's own text before its reader comments: this many kept words outside the comment section, ahead
 # of the thread's first comment, make the page an article with a thread, however long the thread. A link
@@ -116,16 +142,24 @@ _NEAR_ELEMENTS = 3
 # Class words of the chrome around an article that is not its text: share and print bars ("share-bar",
 # "social", AddThis, Shariff, "article-tools", "actionbar") and a photo gallery's controls ("gallery",
 # "slideshow", "lightbox", PhotoSwipe's "pswp", "carousel": "Image 1 of 4", "Close", "Next").
-_CHROME_TOKEN = re.compile(r"(?:^|[-_])(?:share|shares|sharing|sharebar|social|socials|addthis|sharethis|shariff|"
-                           r"print|tools|toolbar|actionbar|gallery|slideshow|lightbox|pswp|carousel|"
-                           r"slider|swiper)(?:[-_]|$)")
+def _chrome_token(other=SHARE_OTHER) -> "re.Pattern":
+    return re.compile(r"(?:^|[-_])(?:share|shares|sharing|sharebar|social|socials|addthis|sharethis|shariff|"
+                      r"print|tools|toolbar|actionbar|gallery|slideshow|lightbox|pswp|carousel|"
+                      r"slider|swiper" + _alternatives(other) + r")(?:[-_]|$)")
+
+
+_CHROME_TOKEN = _chrome_token()
 _NOT_CHROME = re.compile(r"share-?price")  # a stock's price on a finance page
 # Chrome is a button or a counter: a caption of five words or more under a gallery class is left to the model.
 CHROME_WORDS = 4
 # Class words of the boxes that point away from an article: related, recommended and recent posts (WordPress's
 # Jetpack "jp-relatedposts", YARPP's "yarpp-related", "related-coverage", "widget_recent_entries").
-_RELATED_TOKEN = re.compile(r"(?:^|[-_])(?:related|relatedposts|yarpp|recommended|recommendations|recent|"
-                            r"more-stories|morestories|also-read)(?:[-_]|$)")
+def _related_token(other=RELATED_OTHER) -> "re.Pattern":
+    return re.compile(r"(?:^|[-_])(?:related|relatedposts|yarpp|recommended|recommendations|recent|"
+                      r"more-stories|morestories|also-read" + _alternatives(other) + r")(?:[-_]|$)")
+
+
+_RELATED_TOKEN = _related_token()
 # A related box's heading or a teaser's linked title is short; a text longer than this is left to the model.
 RELATED_WORDS = 12
 # Class words of a reader-comment reply form (WordPress's "comment-respond" / "comment-reply-title" / "comment-form",
@@ -141,8 +175,12 @@ _LIKE_TOKEN = re.compile(r"(?:^|[-_])(?:likes?|likebox|like-?button|wpl-likebox)
 LIKE_WORDS = 6
 # Class words of a newsletter or subscription sign-up box ("newsletter-box", WordPress.com's "blog-subscribe",
 # "optin-form"): its pitch, its consent line and its messages are not the article.
-_SIGNUP_TOKEN = re.compile(r"(?:^|[-_])(?:newsletter|newsletters|newsletterbox|subscribe|subscription|signup|sign-up|"
-                           r"optin|opt-in)(?:[-_]|$)")
+def _signup_token(other=SIGNUP_OTHER) -> "re.Pattern":
+    return re.compile(r"(?:^|[-_])(?:newsletter|newsletters|newsletterbox|subscribe|subscription|signup|sign-up|"
+                      r"optin|opt-in" + _alternatives(other) + r")(?:[-_]|$)")
+
+
+_SIGNUP_TOKEN = _signup_token()
 # A sign-up box says little; a longer text under such a class (a newsletter's own issue) is left to the model.
 SIGNUP_WORDS = 30
 # Class words of a photo's credit line and of copyright lines ("image-credit", "bi-content-image-copyright",
@@ -176,11 +214,27 @@ _AUTHOR_BOX_TOKEN = re.compile(r"(?:^|[-_])(?:(?:author|autor|autorin|writer)[-_
 AUTHOR_BOX_WORDS = 80
 # Class words of a photo's caption ("wp-caption-text", "image-caption", "media-caption", "Bildunterschrift"); a
 # <figcaption> is one by its tag.
-_CAPTION_TOKEN = re.compile(r"(?:^|[-_])(?:caption|captions|figcaption|figure-?caption|image-?caption|wp-caption-text|"
-                            r"bildunterschrift|legende|legend)(?:[-_]|$)")
+def _caption_token(other=CAPTION_OTHER) -> "re.Pattern":
+    return re.compile(r"(?:^|[-_])(?:caption|captions|figcaption|figure-?caption|image-?caption|wp-caption-text|"
+                      r"bildunterschrift|legende|legend" + _alternatives(other) + r")(?:[-_]|$)")
+
+
+_CAPTION_TOKEN = _caption_token()
 # A caption under a caption class says what a photo shows in a sentence or two; a longer text is left to the model.
 CAPTION_WORDS = 60
 # Class words of share bars whose heading the chrome rule leaves alone (it spares headings): Jetpack's
 # "sharedaddy" / "sd-block" ("Share this:", "Teilen mit:", "Bewerten:") and the share words of _CHROME_TOKEN.
-_SHARE_TOKEN = re.compile(r"(?:^|[-_])(?:share|shares|sharing|sharebar|sharedaddy|social|socials|addthis|sharethis|"
-                          r"shariff|sd-block)(?:[-_]|$)")
+def _share_token(other=SHARE_OTHER) -> "re.Pattern":
+    return re.compile(r"(?:^|[-_])(?:share|shares|sharing|sharebar|sharedaddy|social|socials|addthis|sharethis|"
+                      r"shariff|sd-block" + _alternatives(other) + r")(?:[-_]|$)")
+
+
+_SHARE_TOKEN = _share_token()
+
+
+def english_only_patterns() -> dict:
+    """The names above whose values hold words of other languages, with those words left out: the rules as
+    they read English class words only, for measuring what the other languages' words change."""
+    return {"COMMENT_WORDS": COMMENT_WORDS[:3], "_COMMENT_TOKEN": _comment_token(()),
+            "_CHROME_TOKEN": _chrome_token(()), "_RELATED_TOKEN": _related_token(()),
+            "_SIGNUP_TOKEN": _signup_token(()), "_CAPTION_TOKEN": _caption_token(()), "_SHARE_TOKEN": _share_token(())}

@@ -1,0 +1,262 @@
+"""The article rules' class words in languages other than English: how often each names noise, and the rules
+with and without them judged on cached scores (issue #35).
+
+    # pages and models/default's scores (snippet_leaks' caches: trafeval, holdout, dragnet; fundus-train below)
+    python experiments/snippet_leaks.py cache --out DIR --shared S --mozilla-labels FILE
+    # each class-word part (class words cut at - and _) on the tuning pages (fundus-news' training pages, trafeval's
+    # tuning half): node words the reference keeps / drops, per language; --words: those words inside class words
+    python experiments/multilingual_words.py count --out DIR [--words kommentar,teilen,...]
+    # what the multilingual words change on the tuning pages: the nodes each rule newly drops, relevant or not
+    python experiments/multilingual_words.py tune --out DIR
+    # judging: English-only words (main) against main + the other languages' words, paired on the same scores
+    python experiments/multilingual_words.py judge --out DIR --names holdout,dragnet,trafeval
+
+The English-only arm is the rules with every *_OTHER word list of rules/settings.py emptied (patched into the
+modules that bound the patterns at import), so both arms run the same code on the same scores.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import gzip
+import re
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+import snippet_leaks as sl  # noqa: E402
+
+# fundus-news' `country` to the language its publishers write in (one language a country in this set)
+_COUNTRY_LANG = {"de": "de", "at": "de", "ch": "de", "li": "de", "lu": "de", "us": "en", "uk": "en", "za": "en",
+                 "ca": "en", "au": "en", "ind": "en", "ls": "en", "na": "en", "tz": "en", "my": "en", "es": "es",
+                 "mx": "es", "py": "es", "fr": "fr", "be": "fr", "it": "it", "pt": "pt", "pl": "pl", "jp": "ja",
+                 "no": "no", "tr": "tr", "kr": "ko", "cz": "cs", "se": "sv", "dk": "da", "cn": "zh", "tw": "zh",
+                 "ru": "ru", "ua": "uk", "vn": "vi", "id": "id", "il": "he", "lt": "lt", "lb": "ar", "gl": "kl",
+                 "isl": "is"}
+_LANG = re.compile(rb"<html[^>]*?\blang\s*=\s*[\"']?([a-zA-Z]{2,3})", re.I)
+_PARTS = re.compile(r"[-_\s\d]+")
+
+
+def language(lp) -> str:
+    """The page's language: fundus' country, else the `<html lang>` of its source, else "?"."""
+    rec = lp.meta.get("record") or {}
+    if rec.get("country") in _COUNTRY_LANG:
+        return _COUNTRY_LANG[rec["country"]]
+    src = lp.meta.get("source")
+    try:
+        with (gzip.open if str(src).endswith(".gz") else open)(src, "rb") as f:
+            m = _LANG.search(f.read(200_000))
+    except OSError:
+        m = None
+    return m.group(1).decode("ascii").lower()[:2] if m else "?"
+
+
+def node_labels(name, lp):
+    """Each node's label: 1 relevant, 0 not, None unknown. trafeval's pages have no reference text: a node that
+    holds a must-keep snippet is relevant, one that holds a must-drop snippet is not, the others unknown."""
+    if name.startswith("trafeval"):
+        from edrew_scrapy.training.snippets import count_snippets, snippets_of
+
+        keep, drop = snippets_of(lp)
+        out = []
+        for node in lp.page.nodes:
+            k, d = count_snippets(node.content, keep), count_snippets(node.content, drop)
+            out.append(1 if k and not d else 0 if d and not k else None)
+        return out
+    return list(lp.labels)
+
+
+def _tuning(out: Path):
+    """(set name, labelled page, scores, its cache) of the tuning pages: fundus-news' training side and trafeval's
+    tuning half (labels: node_labels)."""
+    rec = sl._read(out, "fundus-train")
+    for lp, s in zip(rec["pages"], rec["scores"]):
+        yield "fundus-train", lp, s, rec
+    if not (out / "trafeval.pkl").exists():
+        return
+    rec = sl._read(out, "trafeval")
+    tune, _judge = sl.halves(rec["pages"])
+    for i in tune:
+        yield "trafeval-tune", rec["pages"][i], rec["scores"][i], rec
+
+
+def count(args) -> None:
+    from edrew_scrapy.rules.nodes import _near_classes
+    from edrew_scrapy.words import count_words
+
+    wanted = set(args.words.split(",")) if args.words else None
+    # (language, part) -> [relevant words, not relevant words, pages]
+    tally: dict = collections.defaultdict(lambda: [0, 0, set()])
+    langs = collections.Counter()
+    for name, lp, _s, _rec in _tuning(Path(args.out)):
+        lang = language(lp)
+        langs[(name, lang)] += 1
+        labels = node_labels(name, lp)
+        for i, node in enumerate(lp.page.nodes):
+            if labels[i] is None:
+                continue
+            near = _near_classes(node)
+            if wanted is not None:  # a wanted word anywhere inside a class word
+                parts = {w for w in wanted if any(w in word for word in near)}
+            else:
+                parts = {p for word in near for p in _PARTS.split(word) if len(p) > 2}
+            n = count_words(node.content)
+            for p in parts:
+                t = tally[(lang, p)]
+                t[0 if labels[i] else 1] += n
+                t[2].add(lp.page_id)
+    print("pages:", dict(sorted(langs.items())))
+    rows = []
+    for (lang, p), (rel, irr, pages) in tally.items():
+        if len(pages) >= args.min_pages or wanted is not None:
+            rows.append((lang, p, rel, irr, len(pages)))
+    rows.sort(key=lambda r: (r[0], -(r[3] + r[2])))
+    for lang, p, rel, irr, n in rows:
+        if wanted is not None or irr >= args.noise_share * (rel + irr):
+            print(f"{lang}\t{p}\trelevant {rel}\tnot {irr}\tpages {n}\tnoise {irr / max(1, rel + irr):.2f}")
+
+
+@contextmanager
+def english_only():
+    """The rules with every *_OTHER word list of rules/settings.py emptied, for the English-only arm."""
+    from edrew_scrapy.rules import boxes, comments, facts, settings
+
+    saved = {}
+    patched = settings.english_only_patterns()
+    try:
+        for mod in (settings, boxes, comments, facts):
+            for key, value in patched.items():
+                if hasattr(mod, key):
+                    saved[(mod, key)] = getattr(mod, key)
+                    setattr(mod, key, value)
+        saved[(facts, "_BOX_RULES")] = facts._BOX_RULES
+        rules = dict(facts._BOX_RULES)
+        for reason, key in (("comment-forms", "_COMMENT_FORM_TOKEN"), ("like-buttons", "_LIKE_TOKEN"),
+                            ("related-boxes", "_RELATED_TOKEN"), ("signup-boxes", "_SIGNUP_TOKEN"),
+                            ("credit-lines", "_CREDIT_TOKEN"), ("consent-notices", "_CONSENT_TOKEN"),
+                            ("paywall-prompts", "_PAYWALL_TOKEN"), ("author-boxes", "_AUTHOR_BOX_TOKEN"),
+                            ("captions", "_CAPTION_TOKEN")):
+            if key in patched:
+                rules[reason] = (patched[key].search, rules[reason][1])
+        facts._BOX_RULES = rules
+        yield
+    finally:
+        for (mod, key), value in saved.items():
+            setattr(mod, key, value)
+
+
+def _reasons(rec, lp, scores):
+    d = sl.decide(rec, lp, scores)
+    return None if d is None else d.reasons
+
+
+def tune(args) -> None:
+    """The nodes the multilingual words newly drop on the tuning pages: per language and rule, node words the
+    reference keeps / drops / says nothing of (node_labels)."""
+    from edrew_scrapy.words import count_words
+
+    tally: dict = collections.defaultdict(lambda: [0, 0, 0, 0])  # relevant, not, unknown words, nodes
+    shown = 0
+    for name, lp, s, rec in _tuning(Path(args.out)):
+        if s is None:
+            continue
+        new = _reasons(rec, lp, s)
+        with english_only():
+            old = _reasons(rec, lp, s)
+        lang = language(lp)
+        labels = node_labels(name, lp) if old != new else None
+        for i, (a, b) in enumerate(zip(old, new)):
+            if a == b:
+                continue
+            n = count_words(lp.page.nodes[i].content)
+            key = (name, lang, f"{a}->{b}")
+            k = 2 if labels[i] is None else (0 if labels[i] else 1)
+            tally[key][k] += n
+            tally[key][3] += 1
+            if args.show and shown < args.show:
+                shown += 1
+                y = "?" if k == 2 else ("REL" if k == 0 else "not")
+                print(f"  {name} {lang} {lp.page_id} {a}->{b} {y}: {lp.page.nodes[i].content[:90]!r}")
+    for (name, lang, change), (rel, irr, unk, nodes) in sorted(tally.items()):
+        print(f"{name}\t{lang}\t{change}\tnodes {nodes}\trelevant {rel}\tnot {irr}\tunknown {unk}")
+
+
+def judge(args) -> None:
+    from edrew_scrapy.data.align import word_f1
+    from edrew_scrapy.training.evaluate import reference_text
+    from edrew_scrapy.training.snippets import count_snippets
+
+    for name in args.names.split(","):
+        rec = sl._read(Path(args.out), name)
+        pages = rec["pages"]
+        if name == "trafeval":
+            _tune, judging = sl.halves(pages)
+            for half, idx in (("tuning", _tune), ("judging", judging)):
+                tot = {"english": [0, 0, 0, 0], "multilingual": [0, 0, 0, 0]}
+                by_lang = collections.defaultdict(lambda: [0, 0, 0, 0])
+                for i, keep, drop in sl.snippet_pages(pages, idx):
+                    lp = pages[i]
+                    texts = {"multilingual": sl.text_of(lp, sl.decide(rec, lp, rec["scores"][i]))}
+                    with english_only():
+                        texts["english"] = sl.text_of(lp, sl.decide(rec, lp, rec["scores"][i]))
+                    lang = language(lp) if texts["english"] != texts["multilingual"] else None
+                    for arm, text in texts.items():
+                        k, d = count_snippets(text, keep), count_snippets(text, drop)
+                        t = tot[arm]
+                        t[0], t[1], t[2], t[3] = t[0] + k, t[1] + len(keep), t[2] + d, t[3] + len(drop)
+                        if lang is not None:
+                            b = by_lang[lang]
+                            off = 0 if arm == "english" else 2
+                            b[off], b[off + 1] = b[off] + k, b[off + 1] + d
+                for arm, (k, nk, d, nd) in tot.items():
+                    print(f"trafeval {half}\t{arm}\tkept {k}/{nk} ({k / nk:.3f})\tleaked {d}/{nd} ({d / nd:.3f})")
+                for lang, (k0, d0, k1, d1) in sorted(by_lang.items()):
+                    print(f"  pages that differ, {lang}: kept {k0} -> {k1}, leaked {d0} -> {d1}")
+            continue
+        by = collections.defaultdict(list)  # (group) -> [(f1 english, f1 multilingual, p, r ...)]
+        for lp, s in zip(pages, rec["scores"]):
+            ref = reference_text(lp)
+            if s is None:
+                continue
+            new = sl.text_of(lp, sl.decide(rec, lp, s))
+            with english_only():
+                old = sl.text_of(lp, sl.decide(rec, lp, s))
+            a, b = word_f1(old, ref), word_f1(new, ref)
+            lang = language(lp)
+            ds = lp.meta.get("dataset", name)
+            for g in (ds, f"{ds}/{'en' if lang == 'en' else 'non-en'}", f"{ds}/{lang}"):
+                by[g].append((a, b))
+        for g in sorted(by):
+            # word_f1 gives (P, R, F1): columns F1 english, F1 multilingual, P, P, R, R
+            v = np.asarray([[x[0][2], x[1][2], x[0][0], x[1][0], x[0][1], x[1][1]] for x in by[g]])
+            d = v[:, 1] - v[:, 0]
+            up, down = int((d > 1e-9).sum()), int((d < -1e-9).sum())
+            se = sl._se(d) if len(d) > 1 else float("nan")
+            print(f"{name}\t{g}\tpages {len(v)}\tF1 {v[:, 0].mean():.4f} -> {v[:, 1].mean():.4f} ({d.mean():+.4f}, "
+                  f"SE {se:.4f}; {up} up / {down} down)\tP {v[:, 2].mean():.3f} -> {v[:, 3].mean():.3f}\t"
+                  f"R {v[:, 4].mean():.3f} -> {v[:, 5].mean():.3f}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("count")
+    c.add_argument("--out", required=True)
+    c.add_argument("--words", default="")
+    c.add_argument("--min-pages", type=int, default=3)
+    c.add_argument("--noise-share", type=float, default=0.8)
+    t = sub.add_parser("tune")
+    t.add_argument("--out", required=True)
+    t.add_argument("--show", type=int, default=0)
+    j = sub.add_parser("judge")
+    j.add_argument("--out", required=True)
+    j.add_argument("--names", default="holdout,dragnet,trafeval")
+    a = p.parse_args()
+    {"count": count, "tune": tune, "judge": judge}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    main()
