@@ -6,13 +6,13 @@ with and without them judged on cached scores (issue #35).
     # each class-word part (class words cut at - and _) on the tuning pages (fundus-news' training pages, trafeval's
     # tuning half): node words the reference keeps / drops, per language; --words: those words inside class words
     python experiments/multilingual_words.py count --out DIR [--words kommentar,teilen,...]
-    # what the multilingual words change on the tuning pages: the nodes each rule newly drops, relevant or not
-    python experiments/multilingual_words.py tune --out DIR
-    # judging: English-only words (main) against main + the other languages' words, paired on the same scores
+    # what an arm changes on the tuning pages: the nodes it newly drops, relevant or not
+    python experiments/multilingual_words.py tune --out DIR --arm words|headings
+    # judging: main against each arm, paired on the same scores
     python experiments/multilingual_words.py judge --out DIR --names holdout,dragnet,trafeval
 
-The English-only arm is the rules with every *_OTHER word list of rules/settings.py emptied (patched into the
-modules that bound the patterns at import), so both arms run the same code on the same scores.
+Arms (ARMS), each the same code on the same scores: "main" (main's rules: English class words, box-headings
+off), "words" (main + OTHER_WORDS patched into the class-word patterns), "headings" (main + the box-headings rule).
 """
 from __future__ import annotations
 
@@ -119,13 +119,44 @@ def count(args) -> None:
             print(f"{lang}\t{p}\trelevant {rel}\tnot {irr}\tpages {n}\tnoise {irr / max(1, rel + irr):.2f}")
 
 
+# The class words of other languages tried (the "words" arm), each added to the English words of the pattern
+# that rules/settings.py names: reader comments anywhere in a class word (as "comment"), the others as a part of
+# one (between - and _). "Kommentar" alone is not here: German sites call an opinion column so.
+OTHER_WORDS = {
+    "_COMMENT_TOKEN": ("kommentare", "comentarios", "reacties", "komentarze"),
+    "_CHROME_TOKEN": ("teilen", "partage", "partager", "compartir", "condividi", "delen", "udostepnij", "compartilhar"),
+    "_SHARE_TOKEN": ("teilen", "partage", "partager", "compartir", "condividi", "delen", "udostepnij", "compartilhar"),
+    "_RELATED_TOKEN": ("verwandte", "aehnliche", "empfehlungen", "weitere-artikel", "mehr-zum-thema", "lesetipps",
+                       "articles-lies", "a-lire-aussi", "relacionados", "relacionadas", "correlati", "gerelateerd",
+                       "powiazane"),
+    "_SIGNUP_TOKEN": ("abonnieren", "nieuwsbrief", "infolettre"),
+    "_CAPTION_TOKEN": ("didascalia", "pie-de-foto", "leyenda", "bijschrift", "bildtext", "legenda"),
+}
+_PART_END = r")(?:[-_]|$)"
+# the arms: (rules left out, class words of other languages added)
+ARMS = {"main": (("box-headings",), False), "words": (("box-headings",), True), "headings": ((), False)}
+
+
+def _with_other(pattern: "re.Pattern", name: str) -> "re.Pattern":
+    alternatives = "".join("|" + re.escape(w) for w in OTHER_WORDS[name])
+    src = pattern.pattern
+    if name == "_COMMENT_TOKEN":
+        return re.compile(src + alternatives)
+    assert src.endswith(_PART_END), name
+    return re.compile(src[:-len(_PART_END)] + alternatives + _PART_END)
+
+
 @contextmanager
-def english_only():
-    """The rules with every *_OTHER word list of rules/settings.py emptied, for the English-only arm."""
+def other_words(on: bool = True):
+    """The rules with OTHER_WORDS added to their patterns (patched into the modules that bound them at import)."""
     from edrew_scrapy.rules import boxes, comments, facts, settings
 
+    if not on:
+        yield
+        return
+    patched = {name: _with_other(getattr(settings, name), name) for name in OTHER_WORDS}
+    patched["COMMENT_WORDS"] = settings.COMMENT_WORDS + OTHER_WORDS["_COMMENT_TOKEN"]
     saved = {}
-    patched = settings.english_only_patterns()
     try:
         for mod in (settings, boxes, comments, facts):
             for key, value in patched.items():
@@ -134,13 +165,9 @@ def english_only():
                     setattr(mod, key, value)
         saved[(facts, "_BOX_RULES")] = facts._BOX_RULES
         rules = dict(facts._BOX_RULES)
-        for reason, key in (("comment-forms", "_COMMENT_FORM_TOKEN"), ("like-buttons", "_LIKE_TOKEN"),
-                            ("related-boxes", "_RELATED_TOKEN"), ("signup-boxes", "_SIGNUP_TOKEN"),
-                            ("credit-lines", "_CREDIT_TOKEN"), ("consent-notices", "_CONSENT_TOKEN"),
-                            ("paywall-prompts", "_PAYWALL_TOKEN"), ("author-boxes", "_AUTHOR_BOX_TOKEN"),
+        for reason, key in (("related-boxes", "_RELATED_TOKEN"), ("signup-boxes", "_SIGNUP_TOKEN"),
                             ("captions", "_CAPTION_TOKEN")):
-            if key in patched:
-                rules[reason] = (patched[key].search, rules[reason][1])
+            rules[reason] = (patched[key].search, rules[reason][1])
         facts._BOX_RULES = rules
         yield
     finally:
@@ -148,13 +175,19 @@ def english_only():
             setattr(mod, key, value)
 
 
-def _reasons(rec, lp, scores):
-    d = sl.decide(rec, lp, scores)
+def arm_decision(arm: str, rec, lp, scores):
+    off, words = ARMS[arm]
+    with other_words(words):
+        return sl.decide(rec, lp, scores, off=off)
+
+
+def _reasons(arm, rec, lp, scores):
+    d = arm_decision(arm, rec, lp, scores)
     return None if d is None else d.reasons
 
 
 def tune(args) -> None:
-    """The nodes the multilingual words newly drop on the tuning pages: per language and rule, node words the
+    """The nodes an arm (ARMS) newly drops on the tuning pages: per language and rule, node words the
     reference keeps / drops / says nothing of (node_labels)."""
     from edrew_scrapy.words import count_words
 
@@ -163,9 +196,8 @@ def tune(args) -> None:
     for name, lp, s, rec in _tuning(Path(args.out)):
         if s is None:
             continue
-        new = _reasons(rec, lp, s)
-        with english_only():
-            old = _reasons(rec, lp, s)
+        old = _reasons("main", rec, lp, s)
+        new = _reasons(args.arm, rec, lp, s)
         lang = language(lp)
         labels = node_labels(name, lp) if old != new else None
         for i, (a, b) in enumerate(zip(old, new)):
@@ -195,49 +227,46 @@ def judge(args) -> None:
         if name == "trafeval":
             _tune, judging = sl.halves(pages)
             for half, idx in (("tuning", _tune), ("judging", judging)):
-                tot = {"english": [0, 0, 0, 0], "multilingual": [0, 0, 0, 0]}
+                tot = {arm: [0, 0, 0, 0] for arm in ARMS}
                 by_lang = collections.defaultdict(lambda: [0, 0, 0, 0])
                 for i, keep, drop in sl.snippet_pages(pages, idx):
                     lp = pages[i]
-                    texts = {"multilingual": sl.text_of(lp, sl.decide(rec, lp, rec["scores"][i]))}
-                    with english_only():
-                        texts["english"] = sl.text_of(lp, sl.decide(rec, lp, rec["scores"][i]))
-                    lang = language(lp) if texts["english"] != texts["multilingual"] else None
+                    texts = {arm: sl.text_of(lp, arm_decision(arm, rec, lp, rec["scores"][i])) for arm in ARMS}
+                    lang = language(lp) if len(set(texts.values())) > 1 else None
                     for arm, text in texts.items():
                         k, d = count_snippets(text, keep), count_snippets(text, drop)
                         t = tot[arm]
                         t[0], t[1], t[2], t[3] = t[0] + k, t[1] + len(keep), t[2] + d, t[3] + len(drop)
                         if lang is not None:
-                            b = by_lang[lang]
-                            off = 0 if arm == "english" else 2
-                            b[off], b[off + 1] = b[off] + k, b[off + 1] + d
+                            by_lang[(lang, arm)][0] += k
+                            by_lang[(lang, arm)][1] += d
                 for arm, (k, nk, d, nd) in tot.items():
                     print(f"trafeval {half}\t{arm}\tkept {k}/{nk} ({k / nk:.3f})\tleaked {d}/{nd} ({d / nd:.3f})")
-                for lang, (k0, d0, k1, d1) in sorted(by_lang.items()):
-                    print(f"  pages that differ, {lang}: kept {k0} -> {k1}, leaked {d0} -> {d1}")
+                for (lang, arm), (k, d, _x, _y) in sorted(by_lang.items()):
+                    print(f"  pages where the arms differ, {lang}, {arm}: kept {k}, leaked {d}")
             continue
-        by = collections.defaultdict(list)  # (group) -> [(f1 english, f1 multilingual, p, r ...)]
-        for lp, s in zip(pages, rec["scores"]):
-            ref = reference_text(lp)
-            if s is None:
+        by = collections.defaultdict(list)  # group -> [(P, R, F1) of each arm]
+        for lp, sc in zip(pages, rec["scores"]):
+            if sc is None:
                 continue
-            new = sl.text_of(lp, sl.decide(rec, lp, s))
-            with english_only():
-                old = sl.text_of(lp, sl.decide(rec, lp, s))
-            a, b = word_f1(old, ref), word_f1(new, ref)
+            ref = reference_text(lp)
+            f1 = [word_f1(sl.text_of(lp, arm_decision(arm, rec, lp, sc)), ref) for arm in ARMS]
             lang = language(lp)
             ds = lp.meta.get("dataset", name)
-            for g in (ds, f"{ds}/{'en' if lang == 'en' else 'non-en'}", f"{ds}/{lang}"):
-                by[g].append((a, b))
+            for g in {ds, f"{ds}/{'en' if lang == 'en' else 'non-en'}", f"{ds}/{lang}"}:
+                by[g].append(f1)
         for g in sorted(by):
-            # word_f1 gives (P, R, F1): columns F1 english, F1 multilingual, P, P, R, R
-            v = np.asarray([[x[0][2], x[1][2], x[0][0], x[1][0], x[0][1], x[1][1]] for x in by[g]])
-            d = v[:, 1] - v[:, 0]
-            up, down = int((d > 1e-9).sum()), int((d < -1e-9).sum())
-            se = sl._se(d) if len(d) > 1 else float("nan")
-            print(f"{name}\t{g}\tpages {len(v)}\tF1 {v[:, 0].mean():.4f} -> {v[:, 1].mean():.4f} ({d.mean():+.4f}, "
-                  f"SE {se:.4f}; {up} up / {down} down)\tP {v[:, 2].mean():.3f} -> {v[:, 3].mean():.3f}\t"
-                  f"R {v[:, 4].mean():.3f} -> {v[:, 5].mean():.3f}")
+            v = np.asarray(by[g])  # pages x arms x (P, R, F1)
+            line = [f"{name}\t{g}\tpages {len(v)}\tmain F1 {v[:, 0, 2].mean():.4f} "
+                    f"(P {v[:, 0, 0].mean():.3f} / R {v[:, 0, 1].mean():.3f})"]
+            for a, arm in enumerate(ARMS):
+                if a == 0:
+                    continue
+                d = v[:, a, 2] - v[:, 0, 2]
+                up, down = int((d > 1e-9).sum()), int((d < -1e-9).sum())
+                line.append(f"{arm} {d.mean():+.4f} (SE {sl._se(d):.4f}; {up} up / {down} down; "
+                            f"P {v[:, a, 0].mean():.3f})")
+            print("\t".join(line))
 
 
 def main() -> None:
@@ -251,6 +280,7 @@ def main() -> None:
     t = sub.add_parser("tune")
     t.add_argument("--out", required=True)
     t.add_argument("--show", type=int, default=0)
+    t.add_argument("--arm", default="headings", choices=[a for a in ARMS if a != "main"])
     j = sub.add_parser("judge")
     j.add_argument("--out", required=True)
     j.add_argument("--names", default="holdout,dragnet,trafeval")

@@ -28,6 +28,7 @@ REASONS = {
     "paywall-prompts": "dropped: a paywall's or registration wall's pitch, price or log-in",
     "author-boxes": "dropped: an author box (a short biography)",
     "captions": "dropped: a caption",
+    "box-headings": "dropped: a box's heading that says what the box is (\"Auch interessant\", \"Commentaires\")",
     "byline-lines": "dropped: the article's headline, byline or dateline line (the item's headline, author, date)",
     "outside-main-region": "dropped: outside the page's main region",
     "layout-duplicate": "dropped: repeats a kept text in another layout",
@@ -43,7 +44,7 @@ _SETTLED_REASONS = frozenset({"boilerplate", "form-control", "screen-reader-only
 # kept beside the region (standfirst_nodes).
 ARTICLE_RULES = ("reader-comments", "comment-forms", "page-chrome", "like-buttons", "share-headings", "related-boxes",
                  "signup-boxes", "credit-lines", "consent-notices", "paywall-prompts", "author-boxes", "captions",
-                 "byline-lines")
+                 "box-headings", "byline-lines")
 OPTIONAL_RULES = ARTICLE_RULES + ("headline-lead", "standfirst", "paragraph-region")
 
 
@@ -87,37 +88,11 @@ SCREEN_READER_CLASSES = frozenset({
 })
 
 
-# Class words in languages other than English, each rule's own, added to its English words below: sites name
-# their boxes in their own language as well ("kommentare", "teilen", "verwandte-artikel", "bildunterschrift").
-# Kept here only where they named noise far more often than content on the tuning pages (fundus-news' training
-# pages, trafilatura-eval-pages' tuning half) and no judged set fell: docs/experiments/2026-11-28-multilingual-words.md.
-# Lower-case ASCII, as class words mostly are; a word a rule matches as a part of a class word (between - and _)
-# unless the rule says otherwise. "Kommentar" alone is not a section: German sites call an opinion column one.
-COMMENT_OTHER = ("kommentare", "comentarios", "reacties", "komentarze")
-SHARE_OTHER = ("teilen", "partage", "partager", "compartir", "condividi", "delen", "udostepnij", "compartilhar")
-RELATED_OTHER = ("verwandte", "aehnliche", "empfehlungen", "weitere-artikel", "mehr-zum-thema", "lesetipps",
-                 "articles-lies", "a-lire-aussi", "relacionados", "relacionadas", "correlati", "gerelateerd",
-                 "powiazane")
-SIGNUP_OTHER = ("abonnieren", "nieuwsbrief", "infolettre")
-CAPTION_OTHER = ("didascalia", "pie-de-foto", "leyenda", "bijschrift", "bildtext", "legenda")
-
-
-def _alternatives(words) -> str:
-    """`words` as regex alternatives after an English alternation ("|a|b"), escaped."""
-    return "".join("|" + re.escape(w) for w in words)
-
-
 # Words that name a reader-comment section in a class, id or custom tag name (WordPress "comment-list",
-# "comment-body" and its #respond form, Disqus, "user-comments"; COMMENT_OTHER anywhere in a class word);
-# "commentary" (an opinion column) and "no-comments" are not sections.
-COMMENT_WORDS = ("comment", "disqus", "respond") + COMMENT_OTHER
-
-
-def _comment_token(other=COMMENT_OTHER) -> "re.Pattern":
-    return re.compile(r"comment(?!ary)|disqus|^respond$|^replies$" + _alternatives(other))
-
-
-_COMMENT_TOKEN = _comment_token()
+# "comment-body" and its #respond form, Disqus, "user-comments"); "commentary" (an opinion column) and
+# "no-comments" are not sections.
+COMMENT_WORDS = ("comment", "disqus", "respond")
+_COMMENT_TOKEN = re.compile(r"comment(?!ary)|disqus|^respond$|^replies$")
 _NOT_COMMENT = re.compile(r"no-?comments?|comments?-?(?:count|link|number|num)|commentary")
 # An article's own text before its reader comments: this many kept words outside the comment section, ahead
 # of the thread's first comment, make the page an article with a thread, however long the thread. A link
@@ -142,24 +117,16 @@ _NEAR_ELEMENTS = 3
 # Class words of the chrome around an article that is not its text: share and print bars ("share-bar",
 # "social", AddThis, Shariff, "article-tools", "actionbar") and a photo gallery's controls ("gallery",
 # "slideshow", "lightbox", PhotoSwipe's "pswp", "carousel": "Image 1 of 4", "Close", "Next").
-def _chrome_token(other=SHARE_OTHER) -> "re.Pattern":
-    return re.compile(r"(?:^|[-_])(?:share|shares|sharing|sharebar|social|socials|addthis|sharethis|shariff|"
-                      r"print|tools|toolbar|actionbar|gallery|slideshow|lightbox|pswp|carousel|"
-                      r"slider|swiper" + _alternatives(other) + r")(?:[-_]|$)")
-
-
-_CHROME_TOKEN = _chrome_token()
+_CHROME_TOKEN = re.compile(r"(?:^|[-_])(?:share|shares|sharing|sharebar|social|socials|addthis|sharethis|shariff|"
+                           r"print|tools|toolbar|actionbar|gallery|slideshow|lightbox|pswp|carousel|"
+                           r"slider|swiper)(?:[-_]|$)")
 _NOT_CHROME = re.compile(r"share-?price")  # a stock's price on a finance page
 # Chrome is a button or a counter: a caption of five words or more under a gallery class is left to the model.
 CHROME_WORDS = 4
 # Class words of the boxes that point away from an article: related, recommended and recent posts (WordPress's
 # Jetpack "jp-relatedposts", YARPP's "yarpp-related", "related-coverage", "widget_recent_entries").
-def _related_token(other=RELATED_OTHER) -> "re.Pattern":
-    return re.compile(r"(?:^|[-_])(?:related|relatedposts|yarpp|recommended|recommendations|recent|"
-                      r"more-stories|morestories|also-read" + _alternatives(other) + r")(?:[-_]|$)")
-
-
-_RELATED_TOKEN = _related_token()
+_RELATED_TOKEN = re.compile(r"(?:^|[-_])(?:related|relatedposts|yarpp|recommended|recommendations|recent|"
+                            r"more-stories|morestories|also-read)(?:[-_]|$)")
 # A related box's heading or a teaser's linked title is short; a text longer than this is left to the model.
 RELATED_WORDS = 12
 # Class words of a reader-comment reply form (WordPress's "comment-respond" / "comment-reply-title" / "comment-form",
@@ -175,12 +142,8 @@ _LIKE_TOKEN = re.compile(r"(?:^|[-_])(?:likes?|likebox|like-?button|wpl-likebox)
 LIKE_WORDS = 6
 # Class words of a newsletter or subscription sign-up box ("newsletter-box", WordPress.com's "blog-subscribe",
 # "optin-form"): its pitch, its consent line and its messages are not the article.
-def _signup_token(other=SIGNUP_OTHER) -> "re.Pattern":
-    return re.compile(r"(?:^|[-_])(?:newsletter|newsletters|newsletterbox|subscribe|subscription|signup|sign-up|"
-                      r"optin|opt-in" + _alternatives(other) + r")(?:[-_]|$)")
-
-
-_SIGNUP_TOKEN = _signup_token()
+_SIGNUP_TOKEN = re.compile(r"(?:^|[-_])(?:newsletter|newsletters|newsletterbox|subscribe|subscription|signup|sign-up|"
+                           r"optin|opt-in)(?:[-_]|$)")
 # A sign-up box says little; a longer text under such a class (a newsletter's own issue) is left to the model.
 SIGNUP_WORDS = 30
 # Class words of a photo's credit line and of copyright lines ("image-credit", "bi-content-image-copyright",
@@ -214,27 +177,47 @@ _AUTHOR_BOX_TOKEN = re.compile(r"(?:^|[-_])(?:(?:author|autor|autorin|writer)[-_
 AUTHOR_BOX_WORDS = 80
 # Class words of a photo's caption ("wp-caption-text", "image-caption", "media-caption", "Bildunterschrift"); a
 # <figcaption> is one by its tag.
-def _caption_token(other=CAPTION_OTHER) -> "re.Pattern":
-    return re.compile(r"(?:^|[-_])(?:caption|captions|figcaption|figure-?caption|image-?caption|wp-caption-text|"
-                      r"bildunterschrift|legende|legend" + _alternatives(other) + r")(?:[-_]|$)")
-
-
-_CAPTION_TOKEN = _caption_token()
+_CAPTION_TOKEN = re.compile(r"(?:^|[-_])(?:caption|captions|figcaption|figure-?caption|image-?caption|wp-caption-text|"
+                            r"bildunterschrift|legende|legend)(?:[-_]|$)")
 # A caption under a caption class says what a photo shows in a sentence or two; a longer text is left to the model.
 CAPTION_WORDS = 60
 # Class words of share bars whose heading the chrome rule leaves alone (it spares headings): Jetpack's
 # "sharedaddy" / "sd-block" ("Share this:", "Teilen mit:", "Bewerten:") and the share words of _CHROME_TOKEN.
-def _share_token(other=SHARE_OTHER) -> "re.Pattern":
-    return re.compile(r"(?:^|[-_])(?:share|shares|sharing|sharebar|sharedaddy|social|socials|addthis|sharethis|"
-                      r"shariff|sd-block" + _alternatives(other) + r")(?:[-_]|$)")
+_SHARE_TOKEN = re.compile(r"(?:^|[-_])(?:share|shares|sharing|sharebar|sharedaddy|social|socials|addthis|sharethis|"
+                          r"shariff|sd-block)(?:[-_]|$)")
 
 
-_SHARE_TOKEN = _share_token()
-
-
-def english_only_patterns() -> dict:
-    """The names above whose values hold words of other languages, with those words left out: the rules as
-    they read English class words only, for measuring what the other languages' words change."""
-    return {"COMMENT_WORDS": COMMENT_WORDS[:3], "_COMMENT_TOKEN": _comment_token(()),
-            "_CHROME_TOKEN": _chrome_token(()), "_RELATED_TOKEN": _related_token(()),
-            "_SIGNUP_TOKEN": _signup_token(()), "_CAPTION_TOKEN": _caption_token(()), "_SHARE_TOKEN": _share_token(())}
+# The headings of the boxes around an article, as their text says in several languages (related and recommended
+# posts, reader comments and their forms, share bars): "Auch interessant", "Das könnte Sie auch interessieren!",
+# "À lire aussi", "Verwandte Beiträge", "Kommentare". A kept text of at most BOX_HEADING_WORDS words that is one of
+# them, or opens with one (after end punctuation is cut and case folded), is the box's title, not the article's.
+# Evidence: docs/experiments/2026-11-28-multilingual-words.md.
+BOX_HEADINGS = frozenset({
+    # German
+    "auch interessant", "das könnte sie auch interessieren", "das könnte dich auch interessieren", "lesen sie auch",
+    "lies auch", "mehr zum thema", "verwandte beiträge", "verwandte artikel", "ähnliche beiträge", "ähnliche artikel",
+    "weitere artikel", "weitere beiträge", "kommentare", "kommentieren", "kommentar schreiben", "keine kommentare",
+    "artikel teilen", "beitrag teilen", "teilen mit", "teilen", "entdecke weitere",
+    # French
+    "à lire aussi", "a lire aussi", "lire aussi", "sur le même sujet", "articles similaires", "articles liés",
+    "vous aimerez aussi", "commentaires", "laisser un commentaire", "partager", "partager cet article",
+    # Spanish
+    "te puede interesar", "también te puede interesar", "noticias relacionadas", "artículos relacionados",
+    "lee también", "comentarios", "deja un comentario", "compartir", "compartir esta noticia",
+    # Italian
+    "leggi anche", "articoli correlati", "ti potrebbe interessare", "potrebbe interessarti", "commenti",
+    "lascia un commento", "condividi",
+    # Portuguese
+    "leia também", "veja também", "notícias relacionadas", "artigos relacionados", "comentários",
+    "deixe um comentário", "compartilhe", "compartilhar",
+    # Dutch
+    "lees ook", "gerelateerde artikelen", "reacties", "reageer", "delen", "deel dit artikel",
+    # Polish
+    "czytaj także", "czytaj też", "zobacz także", "zobacz też", "komentarze", "udostępnij", "podobne artykuły",
+    # English
+    "related posts", "related articles", "related stories", "you may also like", "you might also like", "read also",
+    "also read", "more stories", "recommended for you", "share this", "share this article", "share this post",
+    "leave a reply", "leave a comment", "no comments",
+})
+# A box's heading is short; a longer text that opens with such words ("Kommentare sind ...") is left to the model.
+BOX_HEADING_WORDS = 6
