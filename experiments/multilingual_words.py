@@ -1,8 +1,9 @@
 """The article rules' class words in languages other than English: how often each names noise, and the rules
 with and without them judged on cached scores (issue #35).
 
-    # pages and models/default's scores (snippet_leaks' caches: trafeval, holdout, dragnet; fundus-train below)
+    # pages and models/default's scores: snippet_leaks' caches (trafeval, holdout, dragnet), fundus-news' training side
     python experiments/snippet_leaks.py cache --out DIR --shared S --mozilla-labels FILE
+    python experiments/multilingual_words.py cache-fundus-train --out DIR --shared S --mozilla-labels FILE
     # each class-word part (class words cut at - and _) on the tuning pages (fundus-news' training pages, trafeval's
     # tuning half): node words the reference keeps / drops, per language; --words: those words inside class words
     python experiments/multilingual_words.py count --out DIR [--words kommentar,teilen,...]
@@ -11,8 +12,9 @@ with and without them judged on cached scores (issue #35).
     # judging: main against each arm, paired on the same scores
     python experiments/multilingual_words.py judge --out DIR --names holdout,dragnet,trafeval
 
-Arms (ARMS), each the same code on the same scores: "main" (main's rules: English class words, box-headings
-off), "words" (main + OTHER_WORDS patched into the class-word patterns), "headings" (main + the box-headings rule).
+Arms (ARMS), each the same code on the same scores: "main" (main's rules), "words" (main + OTHER_WORDS patched
+into the class-word patterns of rules/settings.py), "headings" (main + the boxes' headings by their text,
+BOX_HEADINGS, dropped after main's article rules).
 """
 from __future__ import annotations
 
@@ -83,6 +85,14 @@ def _tuning(out: Path):
         yield "trafeval-tune", rec["pages"][i], rec["scores"][i], rec
 
 
+def cache_fundus_train(args) -> None:
+    """fundus-news' pages on the training side of the holdout split, scored by models/default (DIR/fundus-train.pkl)."""
+    pages, train = sl.holdout_training_side(args.shared, args.mozilla_labels)
+    chosen = [pages[i] for i in train if pages[i].meta.get("dataset") == "fundus-news"]
+    sl.write_cache(args.out, "fundus-train", chosen)
+    print(f"fundus-train: {len(chosen)} pages", file=sys.stderr)
+
+
 def count(args) -> None:
     from edrew_scrapy.rules.nodes import _near_classes
     from edrew_scrapy.words import count_words
@@ -133,8 +143,54 @@ OTHER_WORDS = {
     "_CAPTION_TOKEN": ("didascalia", "pie-de-foto", "leyenda", "bijschrift", "bildtext", "legenda"),
 }
 _PART_END = r")(?:[-_]|$)"
-# the arms: (rules left out, class words of other languages added)
-ARMS = {"main": (("box-headings",), False), "words": (("box-headings",), True), "headings": ((), False)}
+
+# The headings of the boxes around an article, as their text says in several languages (the "headings" arm): a
+# kept text of at most BOX_HEADING_WORDS words that is one of them, or opens with one of two words or more (end
+# punctuation cut, case folded), is dropped after main's article rules, before the main region.
+BOX_HEADINGS = frozenset({
+    # German
+    "auch interessant", "das könnte sie auch interessieren", "das könnte dich auch interessieren", "lesen sie auch",
+    "lies auch", "mehr zum thema", "verwandte beiträge", "verwandte artikel", "ähnliche beiträge", "ähnliche artikel",
+    "weitere artikel", "weitere beiträge", "kommentare", "kommentieren", "kommentar schreiben", "keine kommentare",
+    "artikel teilen", "beitrag teilen", "teilen mit", "teilen", "entdecke weitere",
+    # French
+    "à lire aussi", "a lire aussi", "lire aussi", "sur le même sujet", "articles similaires", "articles liés",
+    "vous aimerez aussi", "commentaires", "laisser un commentaire", "partager", "partager cet article",
+    # Spanish
+    "te puede interesar", "también te puede interesar", "noticias relacionadas", "artículos relacionados",
+    "lee también", "comentarios", "deja un comentario", "compartir", "compartir esta noticia",
+    # Italian
+    "leggi anche", "articoli correlati", "ti potrebbe interessare", "potrebbe interessarti", "commenti",
+    "lascia un commento", "condividi",
+    # Portuguese
+    "leia também", "veja também", "notícias relacionadas", "artigos relacionados", "comentários",
+    "deixe um comentário", "compartilhe", "compartilhar",
+    # Dutch
+    "lees ook", "gerelateerde artikelen", "reacties", "reageer", "delen", "deel dit artikel",
+    # Polish
+    "czytaj także", "czytaj też", "zobacz także", "zobacz też", "komentarze", "udostępnij", "podobne artykuły",
+    # English
+    "related posts", "related articles", "related stories", "you may also like", "you might also like", "read also",
+    "also read", "more stories", "recommended for you", "share this", "share this article", "share this post",
+    "leave a reply", "leave a comment", "no comments",
+})
+BOX_HEADING_WORDS = 6
+_HEADING_ENDS = " \t\n:!?.…»«\"'()[]–—-"
+
+
+def is_box_heading(text: str) -> bool:
+    """The text is a box's heading (BOX_HEADINGS): one of them, or at most BOX_HEADING_WORDS words that open with
+    one of two words or more ("Mehr zum Thema auf UEPO.de"; "Teilen und herrschen" may be the article's)."""
+    words = text.strip(_HEADING_ENDS).casefold().split()
+    if not words or len(words) > BOX_HEADING_WORDS:
+        return False
+    if " ".join(words) in BOX_HEADINGS:
+        return True
+    return any(" ".join(words[:n]).strip(_HEADING_ENDS) in BOX_HEADINGS for n in range(2, len(words)))
+
+
+# the arms: (class words of other languages added, box headings dropped)
+ARMS = {"main": (False, False), "words": (True, False), "headings": (False, True)}
 
 
 def _with_other(pattern: "re.Pattern", name: str) -> "re.Pattern":
@@ -175,10 +231,37 @@ def other_words(on: bool = True):
             setattr(mod, key, value)
 
 
+@contextmanager
+def box_headings(on: bool = True):
+    """main's article rules, then the box headings (is_box_heading) among what they left kept, as one more
+    article rule (patched into rules.decision, which runs them before the main region)."""
+    from edrew_scrapy.rules import decision
+
+    if not on:
+        yield
+        return
+    article_rules = decision._article_rules
+
+    def with_headings(page, keep, off):
+        keep = list(keep)
+        for reason, drop in article_rules(page, keep, off):
+            keep = [k and not d for k, d in zip(keep, drop)]
+            yield reason, drop
+        drop = [k and is_box_heading(n.content) for n, k in zip(page.nodes, keep)]
+        if any(drop):
+            yield "box-headings", drop
+
+    decision._article_rules = with_headings
+    try:
+        yield
+    finally:
+        decision._article_rules = article_rules
+
+
 def arm_decision(arm: str, rec, lp, scores):
-    off, words = ARMS[arm]
-    with other_words(words):
-        return sl.decide(rec, lp, scores, off=off)
+    words, headings = ARMS[arm]
+    with other_words(words), box_headings(headings):
+        return sl.decide(rec, lp, scores)
 
 
 def _reasons(arm, rec, lp, scores):
@@ -272,6 +355,10 @@ def judge(args) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
+    f = sub.add_parser("cache-fundus-train")
+    f.add_argument("--out", required=True)
+    f.add_argument("--shared", default="../shared/datasets")
+    f.add_argument("--mozilla-labels", default="output/mix/mozilla-readability.jsonl")
     c = sub.add_parser("count")
     c.add_argument("--out", required=True)
     c.add_argument("--words", default="")
@@ -285,7 +372,7 @@ def main() -> None:
     j.add_argument("--out", required=True)
     j.add_argument("--names", default="holdout,dragnet,trafeval")
     a = p.parse_args()
-    {"count": count, "tune": tune, "judge": judge}[a.cmd](a)
+    {"cache-fundus-train": cache_fundus_train, "count": count, "tune": tune, "judge": judge}[a.cmd](a)
 
 
 if __name__ == "__main__":

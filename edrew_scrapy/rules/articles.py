@@ -10,7 +10,7 @@ from .bylines import _byline_lines
 from .comments import comments_are_content
 from .facts import _Facts
 from .nodes import _word_share
-from .settings import _SETTLED_REASONS, ARTICLE_RULES, BOX_HEADING_WORDS, BOX_HEADINGS
+from .settings import _SETTLED_REASONS, ARTICLE_RULES
 
 if TYPE_CHECKING:
     from .decision import Decision
@@ -24,28 +24,6 @@ def _captions(page: Page, keep: Sequence[bool], facts: "_Facts") -> Optional[Lis
     if not any(captions) or _word_share(page.nodes, keep, captions) >= 0.5:
         return None
     return captions
-
-
-# what a box heading's text loses before it is looked up in BOX_HEADINGS: end punctuation and spaces
-_HEADING_ENDS = " \t\n:!?.…»«\"'()[]–—-"
-
-
-def is_box_heading(text: str) -> bool:
-    """The text is a box's heading (BOX_HEADINGS): one of them, or at most BOX_HEADING_WORDS words that open
-    with one of two words or more ("Mehr zum Thema auf UEPO.de", "Keine Kommentare für ..."; a heading that
-    opens with one word of them, "Teilen und herrschen", may be the article's)."""
-    words = text.strip(_HEADING_ENDS).casefold().split()
-    if not words or len(words) > BOX_HEADING_WORDS:
-        return False
-    if " ".join(words) in BOX_HEADINGS:
-        return True
-    return any(" ".join(words[:n]).strip(_HEADING_ENDS) in BOX_HEADINGS for n in range(2, len(words)))
-
-
-def _box_headings(page: Page, keep: Sequence[bool]) -> Optional[List[bool]]:
-    """Which kept nodes are boxes' headings (is_box_heading)."""
-    drop = [k and is_box_heading(page.nodes[i].content) for i, k in enumerate(keep)]
-    return drop if any(drop) else None
 
 
 def _reader_comments(page: Page, keep: Sequence[bool], facts: "_Facts") -> Optional[List[bool]]:
@@ -64,8 +42,7 @@ def _reader_comments(page: Page, keep: Sequence[bool], facts: "_Facts") -> Optio
 def _article_rules(page: Page, keep: Sequence[bool], off: Collection[str]):
     """(reason, nodes to drop) of the rules against an article's surroundings, in order, each on what the
     one before left kept: reader comments, comment reply forms, share and gallery chrome, like buttons, share bars'
-    headings, related posts, sign-up boxes, credit lines, consent notices, paywall pitches, author boxes, captions,
-    boxes' headings by their text, an article's top lines."""
+    headings, related posts, sign-up boxes, credit lines, consent notices, paywall pitches, author boxes, captions."""
     keep = list(keep)
     facts = _Facts(page.nodes)
     # the boxes any kept node is in: a rule whose box no kept node is in drops nothing (keep only shrinks)
@@ -79,8 +56,6 @@ def _article_rules(page: Page, keep: Sequence[bool], off: Collection[str]):
             drop = _captions(page, keep, facts)
         elif reason == "byline-lines":
             drop = _byline_lines(page, keep)
-        elif reason == "box-headings":
-            drop = _box_headings(page, keep)
         elif reason in named:
             drop = [k and facts.in_box(reason, i) for i, k in enumerate(keep)]
         else:

@@ -28,7 +28,6 @@ REASONS = {
     "paywall-prompts": "dropped: a paywall's or registration wall's pitch, price or log-in",
     "author-boxes": "dropped: an author box (a short biography)",
     "captions": "dropped: a caption",
-    "box-headings": "dropped: a box's heading that says what the box is (\"Auch interessant\", \"Commentaires\")",
     "byline-lines": "dropped: the article's headline, byline or dateline line (the item's headline, author, date)",
     "outside-main-region": "dropped: outside the page's main region",
     "layout-duplicate": "dropped: repeats a kept text in another layout",
@@ -44,7 +43,7 @@ _SETTLED_REASONS = frozenset({"boilerplate", "form-control", "screen-reader-only
 # kept beside the region (standfirst_nodes).
 ARTICLE_RULES = ("reader-comments", "comment-forms", "page-chrome", "like-buttons", "share-headings", "related-boxes",
                  "signup-boxes", "credit-lines", "consent-notices", "paywall-prompts", "author-boxes", "captions",
-                 "box-headings", "byline-lines")
+                 "byline-lines")
 OPTIONAL_RULES = ARTICLE_RULES + ("headline-lead", "standfirst", "paragraph-region")
 
 
@@ -185,39 +184,3 @@ CAPTION_WORDS = 60
 # "sharedaddy" / "sd-block" ("Share this:", "Teilen mit:", "Bewerten:") and the share words of _CHROME_TOKEN.
 _SHARE_TOKEN = re.compile(r"(?:^|[-_])(?:share|shares|sharing|sharebar|sharedaddy|social|socials|addthis|sharethis|"
                           r"shariff|sd-block)(?:[-_]|$)")
-
-
-# The headings of the boxes around an article, as their text says in several languages (related and recommended
-# posts, reader comments and their forms, share bars): "Auch interessant", "Das könnte Sie auch interessieren!",
-# "À lire aussi", "Verwandte Beiträge", "Kommentare". A kept text of at most BOX_HEADING_WORDS words that is one of
-# them, or opens with one (after end punctuation is cut and case folded), is the box's title, not the article's.
-# Evidence: docs/experiments/2026-11-28-multilingual-words.md.
-BOX_HEADINGS = frozenset({
-    # German
-    "auch interessant", "das könnte sie auch interessieren", "das könnte dich auch interessieren", "lesen sie auch",
-    "lies auch", "mehr zum thema", "verwandte beiträge", "verwandte artikel", "ähnliche beiträge", "ähnliche artikel",
-    "weitere artikel", "weitere beiträge", "kommentare", "kommentieren", "kommentar schreiben", "keine kommentare",
-    "artikel teilen", "beitrag teilen", "teilen mit", "teilen", "entdecke weitere",
-    # French
-    "à lire aussi", "a lire aussi", "lire aussi", "sur le même sujet", "articles similaires", "articles liés",
-    "vous aimerez aussi", "commentaires", "laisser un commentaire", "partager", "partager cet article",
-    # Spanish
-    "te puede interesar", "también te puede interesar", "noticias relacionadas", "artículos relacionados",
-    "lee también", "comentarios", "deja un comentario", "compartir", "compartir esta noticia",
-    # Italian
-    "leggi anche", "articoli correlati", "ti potrebbe interessare", "potrebbe interessarti", "commenti",
-    "lascia un commento", "condividi",
-    # Portuguese
-    "leia também", "veja também", "notícias relacionadas", "artigos relacionados", "comentários",
-    "deixe um comentário", "compartilhe", "compartilhar",
-    # Dutch
-    "lees ook", "gerelateerde artikelen", "reacties", "reageer", "delen", "deel dit artikel",
-    # Polish
-    "czytaj także", "czytaj też", "zobacz także", "zobacz też", "komentarze", "udostępnij", "podobne artykuły",
-    # English
-    "related posts", "related articles", "related stories", "you may also like", "you might also like", "read also",
-    "also read", "more stories", "recommended for you", "share this", "share this article", "share this post",
-    "leave a reply", "leave a comment", "no comments",
-})
-# A box's heading is short; a longer text that opens with such words ("Kommentare sind ...") is left to the model.
-BOX_HEADING_WORDS = 6
