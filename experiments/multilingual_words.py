@@ -336,7 +336,8 @@ def judge(args) -> None:
             f1 = [word_f1(sl.text_of(lp, arm_decision(arm, rec, lp, sc)), ref) for arm in ARMS]
             lang = language(lp)
             ds = lp.meta.get("dataset", name)
-            for g in {ds, f"{ds}/{'en' if lang == 'en' else 'non-en'}", f"{ds}/{lang}"}:
+            kind = f"{ds}:{lp.page_type_or_site}" if ds == "wcxb-dev" else ds  # WCXB by page type too
+            for g in {ds, kind, f"{ds}/{'en' if lang == 'en' else 'non-en'}", f"{ds}/{lang}"}:
                 by[g].append(f1)
         for g in sorted(by):
             v = np.asarray(by[g])  # pages x arms x (P, R, F1)
