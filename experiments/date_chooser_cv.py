@@ -1,27 +1,61 @@
 """Cross-validate the date chooser on cached candidates (experiments only; docs/experiments/2026-11-28-date-chooser.md).
 
-Reads the pickle written by a run of evaluate_metadata with the rules (each page's candidates' inputs),
-recomputes the features with dates.candidates, and prints per fold (registrable domain, seeds 1 and 2) the
-exact day and "date where none" of the rules and of a chooser trained on the other folds.
+`--build` runs evaluate_metadata with the rules on WCXB dev, fundus-news and mozilla-readability (as
+`edrew evaluate --metadata` does, page types cross-validated) and writes each page's inputs to
+dates.candidates as JSON lines; then (or from that file) the features are recomputed with dates.candidates
+and per fold (registrable domain, seeds 1 and 2) the exact day and "date where none" of the rules and of a
+chooser trained on the other folds are printed.
 """
 import argparse
-import pickle
+import json
 import statistics
 
 from edrew_scrapy import dates
 from edrew_scrapy.data.splits import group_kfold
 
+S = "/work/shared/datasets"
+SETS = [("wcxb", S + "/wcxb-dev", "wcxb-dev", None), ("simple", S + "/fundus-news", "fundus-news", None),
+        ("simple", "/work/main/output/mix", "mozilla-readability", "/work/main/output/mix/mozilla-readability.jsonl")]
+
+
+def build(path):
+    from edrew_scrapy.commands.evaluate_metadata import _shipped_classifier
+    from edrew_scrapy.training import metadata_eval as me
+
+    records = [r for kind, root, name, labels in SETS for r in me.read_records(kind, root, name, labels, None)]
+    results = me.evaluate_metadata(records, systems=["edrew"], shipped_classifier=_shipped_classifier(None))
+    with open(path, "w", encoding="utf-8") as f:
+        for r in results:
+            c = r.date_candidates
+            f.write(json.dumps({"dataset": r.record.dataset, "id": r.record.page_id, "url": r.record.url,
+                                "truth": r.record.date, "group": me._group("domain")(r.record),
+                                "inputs": None if c is None else [c.inputs[0], c.inputs[1],
+                                                                  [list(s.__dict__.values()) for s in c.inputs[2]],
+                                                                  *c.inputs[3:]]}) + "\n")
+
+
+def load(path):
+    rows = [json.loads(line) for line in open(path, encoding="utf-8")]
+    for r in rows:
+        if r["inputs"]:
+            sources, h1, shown, *rest = r["inputs"]
+            r["inputs"] = [[tuple(s) for s in sources], h1, [dates.Shown(*s) for s in shown], *rest]
+    return rows
+
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("cache")
+    ap.add_argument("cache", help="JSON lines of each page's candidates' inputs (written with --build)")
+    ap.add_argument("--build", action="store_true", help="run the rules on the three sets and write the cache")
     ap.add_argument("--l2", type=float, default=1.0)
     ap.add_argument("--seeds", default="1,2")
     ap.add_argument("--misses", action="store_true")
     ap.add_argument("--none-margin", type=float, default=None, help="the no-date option's margin (default never)")
     ap.add_argument("--days-only", action="store_true", help="abstain where the rules do, else the best day")
     args = ap.parse_args()
-    rows = [r for r in pickle.load(open(args.cache, "rb")) if r["dataset"] == "wcxb-dev" and r["inputs"]]
+    if args.build:
+        build(args.cache)
+    rows = [r for r in load(args.cache) if r["dataset"] == "wcxb-dev" and r["inputs"]]
     for r in rows:
         r["cand"] = dates.candidates(*r["inputs"])
     for seed in [int(s) for s in args.seeds.split(",")]:
@@ -32,9 +66,9 @@ def main():
                                       if rows[i]["truth"] is not None], l2=args.l2)
             chooser = dates.DateChooser(spec)
             chooser.none_margin = None if args.days_only else args.none_margin
-            for name, pick in (("rules", lambda r: r["cand"].rules), ("chooser", lambda r: chooser.choose(r["cand"]))):
-                dated = [pick(rows[i]) == rows[i]["truth"] for i in test if rows[i]["truth"]]
-                none = [pick(rows[i]) is not None for i in test if rows[i]["truth"] == ""]
+            for name, choose in (("rules", lambda c: c.rules), ("chooser", chooser.choose)):
+                dated = [choose(rows[i]["cand"]) == rows[i]["truth"] for i in test if rows[i]["truth"]]
+                none = [choose(rows[i]["cand"]) is not None for i in test if rows[i]["truth"] == ""]
                 table[name].append((statistics.fmean(dated), statistics.fmean(none), len(dated), sum(dated)))
             if args.misses and seed == 1:
                 for i in test:
