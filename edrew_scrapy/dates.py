@@ -254,6 +254,10 @@ class DateChooser:
                                    or not math.isfinite(margin)):
             raise DateChooserError(f"{source}: none_margin {margin!r} is neither null nor a finite number")
         self.none_margin: Optional[float] = None if margin is None else float(margin)
+        kinds = spec.get("page_types", list(PAGE_TYPES))
+        if not isinstance(kinds, list) or not all(k in PAGE_TYPES for k in kinds):
+            raise DateChooserError(f"{source}: page_types must be a list of {', '.join(PAGE_TYPES)}")
+        self.page_types = frozenset(kinds)
         self.card = {k: v for k, v in spec.items() if k not in ("features", "weights")}
 
     @classmethod
@@ -269,9 +273,12 @@ class DateChooser:
         """The best-scoring candidate day; None where the rules give none, or, with a `none_margin` (None:
         never), where the "no date" option scores that much above the day on a page typed neither an article
         nor a forum thread whose URL gives no day (the labels' undated pages are mostly listings, products and
-        services whose markup gives a day anyway)."""
+        services whose markup gives a day anyway). On a page of a type outside `page_types`, the rules' day."""
         if not found.days or found.rules is None:
             return None
+        kind = next((k for k in PAGE_TYPES if found.vectors[-1, _INDEX["none:type:" + k]]), None)
+        if kind not in self.page_types:
+            return found.rules
         scores = found.vectors @ self.weights
         best = int(np.argmax(scores[:-1]))
         dated_url = found.vectors[:-1, _INDEX["src:url"]].any()
@@ -283,12 +290,13 @@ class DateChooser:
 
 
 def fit_chooser(pages: Sequence[Tuple[Candidates, Optional[str]]], l2: float = 1.0,
-                none_margin: Optional[float] = None,
+                none_margin: Optional[float] = None, page_types: Sequence[str] = ("article", "forum"),
                 iterations: int = 300) -> Dict:
     """The weights (a dates.json's spec) of a conditional logistic regression on (candidates, the labelled
     day or "" for a page labelled undated): the labelled day's row, or the "no date" row, is the one to pick.
     Pages whose labelled day is no candidate teach nothing and are left out. L2 penalty `l2` on the summed
-    log-likelihood; L-BFGS (scipy, a training-time dependency). `none_margin`: DateChooser.choose's."""
+    log-likelihood; L-BFGS (scipy, a training-time dependency). `none_margin`, `page_types` (where the chooser
+    dates a page: on other types the rules' day): DateChooser.choose's. Trained on every page type."""
     from scipy.optimize import minimize
 
     groups = []
@@ -318,8 +326,8 @@ def fit_chooser(pages: Sequence[Tuple[Candidates, Optional[str]]], l2: float = 1
 
     result = minimize(loss, np.zeros(x.shape[1]), jac=True, method="L-BFGS-B", options={"maxiter": iterations})
     return {"format": FORMAT, "feature_version": FEATURE_VERSION, "features": list(FEATURES),
-            "weights": [round(float(v), 6) for v in result.x], "none_margin": none_margin, "l2": l2,
-            "pages": len(groups)}
+            "weights": [round(float(v), 6) for v in result.x], "none_margin": none_margin,
+            "page_types": list(page_types), "l2": l2, "pages": len(groups)}
 
 
 @lru_cache(maxsize=8)

@@ -61,6 +61,16 @@ def test_a_chooser_that_trusts_the_declared_publication_differs_from_the_rules()
     assert untyped.date_published == "2025-09-04"
 
 
+def test_on_a_page_type_it_does_not_date_the_chooser_keeps_the_rules_day():
+    declared = {"src:declared": 2.0, "src:rules": 1.0}
+    assert DateChooser(spec_of(declared, page_types=["article"])).choose(meta(None).date_candidates) == "2024-04-10"
+    service = meta(None, "service").date_candidates
+    assert DateChooser(spec_of(declared, page_types=["article"])).choose(service) == "2025-09-04"
+    assert DateChooser(spec_of(declared)).choose(service) == "2024-04-10"  # every type by default
+    with pytest.raises(DateChooserError, match="page_types"):
+        DateChooser(spec_of(declared, page_types=["blog"]))
+
+
 def test_the_no_date_option_needs_its_margin_over_the_best_day_off_articles():
     undated = {"none": 3.0, "src:rules": 1.0}
     found = meta(None, "service").date_candidates
@@ -98,12 +108,12 @@ def test_fit_learns_the_labelled_source():
     pages = []
     for k in range(20):
         found = dates.candidates([("declared", f"2020-01-{k + 1:02d}"), ("modified", f"2024-02-{k + 1:02d}")],
-                                 None, [], f"2024-02-{k + 1:02d}")
+                                 None, [], f"2024-02-{k + 1:02d}", "article", 0.9)
         pages.append((found, f"2020-01-{k + 1:02d}"))
     pages.append((dates.candidates([("url", "2021-05-05")], None, [], "2021-05-05"), ""))  # undated
     pages.append((dates.candidates([("url", "2021-05-05")], None, [], "2021-05-05"), "1999-09-09"))  # no candidate
     spec = fit_chooser(pages, l2=0.1)
-    assert spec["pages"] == 21 and spec["none_margin"] is None
+    assert spec["pages"] == 21 and spec["none_margin"] is None and spec["page_types"] == ["article", "forum"]
     chooser = DateChooser(json.loads(json.dumps(spec)))
     assert all(chooser.choose(found) == label for found, label in pages[:20])
 
