@@ -22,12 +22,12 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
 __all__ = ["FEATURES", "FILE_NAME", "FORMAT", "Candidates", "DateChooser", "DateChooserError", "candidates",
-           "default_chooser", "fit_chooser", "rules_day", "shown_decides", "shown_days"]
+           "default_chooser", "fit_chooser", "page_shown", "rules_day", "shown_decides", "shown_days"]
 
 MIN_YEAR = 1990
 FORMAT = "edrew-dates"
@@ -52,7 +52,6 @@ _SHOWN_TEXT_CHARS = 160   # longer texts are paragraphs: their dates are what th
 _PUBLISHED_CUE = re.compile(r"(?<!last )\b(?:published|posted)(?:\s+on)?\s*:?\s*$", re.I)  # not "Last published"
 # "Updated", "Last updated on:", "Modified", "Reviewed", right before a day
 _UPDATED_CUE = re.compile(r"\b(?:updated|modified|revised|reviewed)(?:\s+on)?\s*:?\s*$", re.I)
-_URL_DAY = re.compile(r"\d{4}[/_-]\d")
 
 PAGE_TYPES = ("article", "forum", "product", "collection", "listing", "documentation", "service")
 # where a candidate day comes from (metadata.py names the declared ones)
@@ -92,8 +91,7 @@ def shown_days(text: str, today: Optional[_dt.date], positions: bool = False) ->
     return out
 
 
-@dataclass(frozen=True)
-class Shown:
+class Shown(NamedTuple):
     """One day a page's text shows: its node's index, the day, its cue ("published", "updated" or ""),
     and whether it is a dateline by the first `<h1>` (a short text outside boilerplate within
     SHOWN_DATE_NEAR nodes of it)."""
@@ -330,20 +328,23 @@ def fit_chooser(pages: Sequence[Tuple[Candidates, Optional[str]]], l2: float = 1
             "page_types": list(page_types), "l2": l2, "pages": len(groups)}
 
 
-@lru_cache(maxsize=8)
-def _load_default(path: str) -> Optional[DateChooser]:
-    return DateChooser.load(path)
-
-
 def default_chooser(directory: Optional[str] = None) -> Optional[DateChooser]:
     """The chooser in `directory` (a model directory; None: the shipped models/default), or the shipped one
     when that directory has none; None when neither has a dates.json (the rules' day then stands). A broken
-    file, or one whose size or sha256 differs from what its folder's card.json lists, raises DateChooserError."""
+    file, or one whose size or sha256 differs from what its folder's card.json lists, raises DateChooserError.
+    Read once a folder: page_metadata asks on every page."""
+    from .model.files import model_directory
+
+    return _default_chooser(str(model_directory(directory)), directory is not None)
+
+
+@lru_cache(maxsize=8)
+def _default_chooser(folder: str, own: bool) -> Optional[DateChooser]:
     from .model.files import ModelError, model_directory, model_file
     from .pagetype import PageTypeError, check_listed
 
-    path = Path(model_directory(directory)) / FILE_NAME
-    if not path.exists() and directory is not None:
+    path = Path(folder) / FILE_NAME
+    if not path.exists() and own:
         path = Path(model_directory(None)) / FILE_NAME
     if not (path.exists() or path.is_symlink()):
         return None
@@ -352,9 +353,4 @@ def default_chooser(directory: Optional[str] = None) -> Optional[DateChooser]:
         check_listed(path)
     except (ModelError, PageTypeError) as exc:
         raise DateChooserError(str(exc)) from None
-    return _load_default(str(path))
-
-
-def url_has_day(url: Optional[str]) -> bool:
-    """Whether `url` could hold a full date (what htmldate's URL pattern needs at least)."""
-    return bool(url and _URL_DAY.search(url))
+    return DateChooser.load(path)

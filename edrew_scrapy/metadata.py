@@ -804,11 +804,13 @@ def _declared_days(declared: Declared, items: Sequence[Dict[str, Any]], today: O
     out = []
     for source, keys in (("declared", ("datePublished",)), ("created", ("dateCreated", "uploadDate")),
                          ("modified", ("dateModified",))):
-        day = next((d for item in items for key in keys for d in (_day(_text(item.get(key)), today),) if d), None)
+        day = next((d for item in items for key in keys if item.get(key)
+                    for d in (_day(_text(item[key]), today),) if d), None)
         out.append((source, day))
+    og, meta = declared.og, declared.meta
     for source, keys in (("meta", _PUBLISHED_META), ("meta_modified", _MODIFIED_META)):
-        day = next((d for key in keys for d in (_day(declared.og.get(key) or declared.meta.get(key, ""), today),)
-                    if d), None)
+        day = next((d for key in keys if key in og or key in meta
+                    for d in (_day(og.get(key) or meta.get(key, ""), today),) if d), None)
         out.append((source, day))
     return out
 

@@ -30,7 +30,7 @@ def build(path):
             f.write(json.dumps({"dataset": r.record.dataset, "id": r.record.page_id, "url": r.record.url,
                                 "truth": r.record.date, "group": me._group("domain")(r.record),
                                 "inputs": None if c is None else [c.inputs[0], c.inputs[1],
-                                                                  [list(s.__dict__.values()) for s in c.inputs[2]],
+                                                                  [list(s) for s in c.inputs[2]],
                                                                   *c.inputs[3:]]}) + "\n")
 
 

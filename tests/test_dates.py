@@ -173,9 +173,9 @@ def test_a_broken_shipped_chooser_costs_the_page_only_the_chooser(monkeypatch):
 
 def test_without_a_chooser_file_the_rules_day_stands(tmp_path, monkeypatch):
     # a model folder of one's own without dates.json uses the shipped one; where neither has one, the rules
-    assert default_chooser(str(tmp_path)) is not None
+    assert default_chooser(str(tmp_path / "own")) is not None
     monkeypatch.setattr("edrew_scrapy.model.files.DEFAULT_MODEL_DIR", tmp_path)
-    assert default_chooser(None) is None and default_chooser(str(tmp_path)) is None
+    assert default_chooser(None) is None and default_chooser(str(tmp_path / "other")) is None
     assert meta("default").date_published == meta(None).date_published == "2025-09-04"
 
 
