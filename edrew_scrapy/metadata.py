@@ -82,7 +82,7 @@ class Metadata:
     page_type: Optional[str] = None          # one of pagetype.PAGE_TYPES
     page_type_probability: Optional[float] = None
     # parts that were not read: "too-large", "jsonld", "jsonld-too-large", "microdata", "microdata-too-many",
-    # "opengraph", "parse", "date"
+    # "opengraph", "parse", "date", "date-chooser"
     skipped: Tuple[str, ...] = ()
     # the publication day's candidates and features (dates.Candidates): what a chooser is trained on
     date_candidates: Any = field(default=None, repr=False, compare=False)
