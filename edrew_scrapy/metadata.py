@@ -844,6 +844,12 @@ def _publication_day(declared: Declared, items: Sequence[Dict[str, Any]], page, 
     return (date_chooser.choose(found) if date_chooser is not None else rules), found
 
 
+def _shown_day(day: Optional[str], page, today: Optional[_dt.date], url: Optional[str] = None) -> Optional[str]:
+    """The rules' publication day (dates.rules_day) of a page handed `day` (declared, else the URL's or
+    htmldate's)."""
+    return rules_day(day, *page_shown(page, today), _url_date(url, today))
+
+
 def _shown_decides(page, today: Optional[_dt.date]) -> bool:
     """Whether the rules' day is the same whatever day they are handed that is not the URL's
     (dates.shown_decides): htmldate's day is then not read."""
