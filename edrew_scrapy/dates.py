@@ -54,6 +54,8 @@ _PUBLISHED_CUE = re.compile(r"(?<!last )\b(?:published|posted)(?:\s+on)?\s*:?\s*
 _UPDATED_CUE = re.compile(r"\b(?:updated|modified|revised|reviewed)(?:\s+on)?\s*:?\s*$", re.I)
 
 PAGE_TYPES = ("article", "forum", "product", "collection", "listing", "documentation", "service")
+# the page types a trained chooser dates (fit_chooser): most of WCXB's dated pages; elsewhere the rules' day
+CHOSEN_TYPES = ("article", "forum")
 # where a candidate day comes from (metadata.py names the declared ones)
 SOURCES = ("declared", "created", "modified", "meta", "meta_modified", "url", "htmldate", "near", "near_published",
            "near_updated", "published", "shown", "updated", "rules")
@@ -288,7 +290,7 @@ class DateChooser:
 
 
 def fit_chooser(pages: Sequence[Tuple[Candidates, Optional[str]]], l2: float = 1.0,
-                none_margin: Optional[float] = None, page_types: Sequence[str] = ("article", "forum"),
+                none_margin: Optional[float] = None, page_types: Sequence[str] = CHOSEN_TYPES,
                 iterations: int = 300) -> Dict:
     """The weights (a dates.json's spec) of a conditional logistic regression on (candidates, the labelled
     day or "" for a page labelled undated): the labelled day's row, or the "no date" row, is the one to pick.

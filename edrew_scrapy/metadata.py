@@ -833,15 +833,24 @@ def _publication_day(declared: Declared, items: Sequence[Dict[str, Any]], page, 
     declares_article = any(set(type_names(item)) & KINDS["article"] for item in items) \
         or declared.og.get("og:type", "").lower() == "article"
     found = candidates(sources, h1, shown, rules, page_type, probability, declares_article)
+    date_chooser = _resolved_chooser(date_chooser, page_type, declared)
+    return (date_chooser.choose(found) if date_chooser is not None else rules), found
+
+
+def _resolved_chooser(date_chooser: Any, page_type: Optional[str], declared: Declared):
+    """The dates.DateChooser that dates the page, None for the rules' day: "default" is the shipped one (a
+    file that cannot be used is counted in `declared.skipped`); a page without a type keeps the rules' day,
+    the chooser weighs the type."""
     if page_type is None:
-        date_chooser = None  # the chooser weighs the page's type, which a page described without one lacks
+        return None
     if isinstance(date_chooser, str):
         try:
-            date_chooser = default_chooser()
+            return default_chooser()
         except DateChooserError:
-            declared.skipped += ("date-chooser",)
-            date_chooser = None
-    return (date_chooser.choose(found) if date_chooser is not None else rules), found
+            if "date-chooser" not in declared.skipped:
+                declared.skipped += ("date-chooser",)
+            return None
+    return date_chooser
 
 
 def _shown_day(day: Optional[str], page, today: Optional[_dt.date], url: Optional[str] = None) -> Optional[str]:
@@ -1222,13 +1231,17 @@ def page_metadata(html: HtmlInput, page=None, extraction=None, classifier=None, 
         page_type = (_page_type(classifier, page, declared) if classifier is not None and page is not None
                      else (None, None))
         kind, probability = page_type
+        date_chooser = _resolved_chooser(date_chooser, kind, declared)
+        # htmldate's day is one of the chooser's candidates: read where the chooser dates the page
+        chosen = date_chooser is not None and kind in date_chooser.page_types
         if text is not None and kind not in UNDATED_TYPES:
             # htmldate finds a date on most pages, dated or not: its search of the text only on articles
             # and forum threads, and on products and collections none of it (docs/metadata.md)
             searched = kind in DATE_SEARCH_TYPES
             after = (DATE_REGION_AFTER_UNSEARCHED if kind is not None and not searched
                      and (probability or 0.0) >= UNSEARCHED_REGION_PROBABILITY else DATE_REGION_AFTER)
-            _date_from_page(declared, text, url, today, searched, after, lambda: _shown_decides(page, today))
+            _date_from_page(declared, text, url, today, searched, after,
+                            None if chosen else lambda: _shown_decides(page, today))
         elif text is not None and not _declared_date(declared, today):
             declared.date_published = _url_date(url, today)
         result = describe(declared, page, extraction, None, url=url, today=today, page_type=page_type[0],

@@ -265,6 +265,7 @@ def evaluate_metadata(records: Sequence[MetaRecord], *, systems: Iterable[str] =
                 classifiers[i] = classifier
     scorer = None
     results = []
+    read_for = _chooser_reading(date_chooser)
     for record, data, page, classifier, reading in tqdm(list(zip(records, sources, pages, classifiers, read_cpu)),
                                                         desc="metadata", unit="page", disable=not progress,
                                                         leave=False):
@@ -277,9 +278,10 @@ def evaluate_metadata(records: Sequence[MetaRecord], *, systems: Iterable[str] =
                 scorer = scorer or scorer_loader()
                 extraction = extract([page], scorer=scorer)[0]
             start = time.process_time()
-            # the rules' day and every candidate: the chooser picks below, cross-validated
+            # the rules' day and every candidate as the chooser reads them (htmldate where it dates the page);
+            # its pick is made below, cross-validated
             meta = page_metadata(data, page, extraction, classifier, encoding=record.encoding, url=record.url,
-                                 today=today, date_chooser=None)
+                                 today=today, date_chooser=read_for)
             result.cpu_ms = 1000 * (time.process_time() - start + reading)
             result.fields["edrew"] = meta.fields()
             result.date_candidates = meta.date_candidates
@@ -318,9 +320,10 @@ def choose_dates(results: Sequence[MetaResult], shipped, folds: int, seed: int, 
                 for i in test:
                     mine[i].fields["edrew"]["date_published"] = chooser.choose(mine[i].date_candidates)
                     mine[i].date_fold = fold
-        elif shipped is not None:
+        else:  # the shipped chooser, else (with "cv") the rules' day
             for r in mine:
-                r.fields["edrew"]["date_published"] = shipped.choose(r.date_candidates)
+                found = r.date_candidates
+                r.fields["edrew"]["date_published"] = shipped.choose(found) if shipped is not None else found.rules
 
 
 def format_date_folds(results: Sequence[MetaResult]) -> str:
@@ -343,6 +346,18 @@ def format_date_folds(results: Sequence[MetaResult]) -> str:
         return ""
     return ("| dataset | fold | dated | exact day, rules | exact day, chooser | undated | date where none, rules ↓ "
             "| date where none, chooser ↓ |\n|" + "---|" * 8 + "\n" + "\n".join(lines))
+
+
+def _chooser_reading(date_chooser):
+    """What page_metadata is handed so that it reads the candidates the chooser sees (htmldate's day on the
+    page types the chooser dates): the shipped chooser, with "cv" one of no weights on articles and forum
+    threads (dates.CHOSEN_TYPES; every pick is made again by choose_dates), with None nothing."""
+    from ..dates import CHOSEN_TYPES, FEATURE_VERSION, FORMAT, DateChooser
+
+    if date_chooser == "cv":
+        return DateChooser({"format": FORMAT, "feature_version": FEATURE_VERSION, "features": [], "weights": [],
+                            "page_types": list(CHOSEN_TYPES)}, "cross-validated")
+    return date_chooser
 
 
 def fit_chooser_on(results: Sequence[MetaResult], l2: float = 1.0, none_margin: Optional[float] = None) -> Dict:
