@@ -29,7 +29,7 @@ import numpy as np
 __all__ = ["FEATURES", "FILE_NAME", "FORMAT", "Candidates", "DateChooser", "DateChooserError", "candidates",
            "default_chooser", "fit_chooser", "page_shown", "rules_day", "shown_decides", "shown_days"]
 
-MIN_YEAR = 1990
+MIN_YEAR = 1990  # a day before it, or in the future, is dropped wherever it comes from (metadata.py too)
 FORMAT = "edrew-dates"
 FEATURE_VERSION = 1
 FILE_NAME = "dates.json"

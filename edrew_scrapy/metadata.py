@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from .dates import (
     _SHOWN_DAY,
+    MIN_YEAR,
     SHOWN_DATE_CHARS,
     SHOWN_DATE_NEAR,
     SHOWN_DATE_NODES,
@@ -61,7 +62,6 @@ MAX_VALUE_CHARS = 2_000        # one declared value (a description, a name)
 MAX_AUTHORS = 20
 MAX_DEPTH = 8                  # nesting followed in a JSON-LD or microdata item
 MAX_SENT_CHARS = 2_000_000     # a Declared sent from a worker as JSON (declared_to_json)
-MIN_YEAR = 1990
 
 # the keys a page item and `edrew extract` add, in order
 METADATA_FIELDS = ("headline", "author", "date_published", "date_modified", "language", "site_name",

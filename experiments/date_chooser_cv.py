@@ -23,7 +23,9 @@ def build(path):
     from edrew_scrapy.training import metadata_eval as me
 
     records = [r for kind, root, name, labels in SETS for r in me.read_records(kind, root, name, labels, None)]
-    results = me.evaluate_metadata(records, systems=["edrew"], shipped_classifier=_shipped_classifier(None))
+    # "cv": the candidates read as the chooser reads them (htmldate where it dates the page)
+    results = me.evaluate_metadata(records, systems=["edrew"], shipped_classifier=_shipped_classifier(None),
+                                   date_chooser="cv")
     with open(path, "w", encoding="utf-8") as f:
         for r in results:
             c = r.date_candidates
