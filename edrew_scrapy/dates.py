@@ -8,8 +8,10 @@ one dateline by the `<h1>`), and gathers every distinct day with what speaks for
 
 A learned chooser (`DateChooser`, models/default/dates.json, written by `edrew train-dates`) scores each
 candidate and a "no date" option with a linear model over named features (its sources, how many agree,
-cues, position, whether it is the latest or earliest day, the page's type) and keeps the best: a conditional
-logistic regression, plain JSON, never a pickle. Without the file the rules' day stands.
+cues, position, whether it is the latest or earliest day, the page's type): a conditional logistic
+regression, plain JSON, never a pickle. It dates the page types the file names (article and forum thread),
+the rules' day stands elsewhere, and it leaves a page undated only where the rules do (unless the file
+sets a `none_margin`). Without the file the rules' day stands.
 
 Pure: no Scrapy, numpy only.
 """
