@@ -22,6 +22,7 @@ COMMANDS = {
     "combine": "one model folder whose scores mix the heads of model folders on the same biLM",
     "merge": "merge the JSON Lines feeds of a distributed crawl's processes, each page item once",
     "train-pagetype": "train the page-type classifier on WCXB page types, cross-validated by domain",
+    "train-dates": "train the publication day's chooser on WCXB dates, cross-validated by domain",
 }
 
 

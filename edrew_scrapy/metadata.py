@@ -26,12 +26,26 @@ import math
 import re
 import threading
 from collections import Counter
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from html import unescape as html_unescape
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 from urllib.parse import urlsplit
 
+from .dates import (
+    _SHOWN_DAY,
+    MIN_YEAR,
+    SHOWN_DATE_CHARS,
+    SHOWN_DATE_NEAR,
+    SHOWN_DATE_NODES,
+    DateChooserError,
+    candidates,
+    default_chooser,
+    page_shown,
+    rules_day,
+    shown_decides,
+)
+from .dates import shown_days as _shown_days
 from .declared import KINDS
 from .serializer import too_deep_for_lexbor
 
@@ -48,7 +62,6 @@ MAX_VALUE_CHARS = 2_000        # one declared value (a description, a name)
 MAX_AUTHORS = 20
 MAX_DEPTH = 8                  # nesting followed in a JSON-LD or microdata item
 MAX_SENT_CHARS = 2_000_000     # a Declared sent from a worker as JSON (declared_to_json)
-MIN_YEAR = 1990
 
 # the keys a page item and `edrew extract` add, in order
 METADATA_FIELDS = ("headline", "author", "date_published", "date_modified", "language", "site_name",
@@ -69,13 +82,20 @@ class Metadata:
     page_type: Optional[str] = None          # one of pagetype.PAGE_TYPES
     page_type_probability: Optional[float] = None
     # parts that were not read: "too-large", "jsonld", "jsonld-too-large", "microdata", "microdata-too-many",
-    # "opengraph", "parse", "date"
+    # "opengraph", "parse", "date", "date-chooser"
     skipped: Tuple[str, ...] = ()
+    # the publication day's candidates and features (dates.Candidates): what a chooser is trained on
+    date_candidates: Any = field(default=None, repr=False, compare=False)
 
     def fields(self) -> Dict[str, Any]:
         """The METADATA_FIELDS as a dict (what an item or a JSON record gets)."""
-        values = asdict(self)
-        return {name: values[name] for name in METADATA_FIELDS}
+        return {name: list(self.author) if name == "author" else getattr(self, name) for name in METADATA_FIELDS}
+
+    def __getstate__(self):
+        # the day's candidates stay in the process that described the page (a worker sends the rest)
+        state = dict(self.__dict__)
+        state.pop("date_candidates", None)
+        return state
 
 
 @dataclass
@@ -777,94 +797,72 @@ def _local_day(day: Optional[str], url: Optional[str], today: Optional[_dt.date]
     return day
 
 
-_MONTHS = {name: i for i, names in enumerate(
-    ("jan january", "feb february", "mar march", "apr april", "may", "jun june", "jul july", "aug august",
-     "sep sept september", "oct october", "nov november", "dec december"), 1) for name in names.split()}
-_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?" \
-         r"|nov(?:ember)?|dec(?:ember)?)\.?"
-# "March 9, 2026", "Dec. 18th 2025", "9 March 2026", "24 Apr 2000", "2025-02-22": the days a page's text shows
-_SHOWN_DAY = re.compile(rf"\b(?:{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)"
-                        rf"|(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH},?\s+((?:19|20)\d\d)"
-                        r"|((?:19|20)\d\d)-(\d\d)-(\d\d))\b", re.I)
-SHOWN_DATE_NODES = 200    # the first nodes of a page read for the days it shows
-SHOWN_DATE_NEAR = 20      # nodes before or after the first <h1> where a dateline is looked for
-SHOWN_DATE_CHARS = 60     # a dateline is a short text ("Updated Dec 4, 2025 · 5 min read")
-
-
-def _shown_days(text: str, today: Optional[_dt.date], positions: bool = False) -> List:
-    """The ISO days written in `text` in English or ISO form, within [MIN_YEAR, today] (with `positions`,
-    (where each starts, the day))."""
-    out: List = []
-    if "19" not in text and "20" not in text:  # each of _SHOWN_DAY's forms holds a year: not tried at every position
-        return out
-    for m in _SHOWN_DAY.finditer(text):
-        g = m.groups()
-        try:
-            if g[0]:
-                day = _dt.date(int(g[2]), _MONTHS[g[0].lower()], int(g[1]))
-            elif g[3]:
-                day = _dt.date(int(g[5]), _MONTHS[g[4].lower()], int(g[3]))
-            else:
-                day = _dt.date(int(g[6]), int(g[7]), int(g[8]))
-        except (KeyError, ValueError):
-            continue
-        if MIN_YEAR <= day.year and day <= (today or _dt.date.today()):
-            out.append((m.start(), day.isoformat()) if positions else day.isoformat())
+def _declared_days(declared: Declared, items: Sequence[Dict[str, Any]], today: Optional[_dt.date]) -> List:
+    """(source, day) of each kind of day the markup declares, as _declared_date reads each: the first item's
+    `datePublished`, `dateCreated` / `uploadDate`, `dateModified`, and the first published and modified
+    `<meta>` dates."""
+    out = []
+    for source, keys in (("declared", ("datePublished",)), ("created", ("dateCreated", "uploadDate")),
+                         ("modified", ("dateModified",))):
+        day = next((d for item in items for key in keys if item.get(key)
+                    for d in (_day(_text(item[key]), today),) if d), None)
+        out.append((source, day))
+    og, meta = declared.og, declared.meta
+    for source, keys in (("meta", _PUBLISHED_META), ("meta_modified", _MODIFIED_META)):
+        day = next((d for key in keys if key in og or key in meta
+                    for d in (_day(og.get(key) or meta.get(key, ""), today),) if d), None)
+        out.append((source, day))
     return out
 
 
+def _publication_day(declared: Declared, items: Sequence[Dict[str, Any]], page, url: Optional[str],
+                     today: Optional[_dt.date], page_type: Optional[str], probability: Optional[float],
+                     date_chooser: Any) -> Tuple[Optional[str], Any]:
+    """(the publication day, its dates.Candidates): the rules' day (dates.rules_day on the declared day, else
+    the URL's or htmldate's), or, on a page of known type, the day `date_chooser` picks among every candidate
+    (docs/metadata.md)."""
+    declared_day = _declared_date(declared, today)
+    day = _local_day(declared_day, url, today) or declared.date_published
+    # on products and collections only what the markup or the URL gives (no day their text shows)
+    h1, shown = page_shown(page if page_type not in UNDATED_TYPES else None, today)
+    url_day = _url_date(url, today)
+    rules = rules_day(day, h1, shown, url_day)
+    sources = _declared_days(declared, items, today) + [("url", url_day)]
+    if declared.date_published and not declared_day and declared.date_published != url_day:
+        sources.append(("htmldate", declared.date_published))
+    declares_article = any(set(type_names(item)) & KINDS["article"] for item in items) \
+        or declared.og.get("og:type", "").lower() == "article"
+    found = candidates(sources, h1, shown, rules, page_type, probability, declares_article)
+    date_chooser = _resolved_chooser(date_chooser, page_type, declared)
+    return (date_chooser.choose(found) if date_chooser is not None else rules), found
+
+
+def _resolved_chooser(date_chooser: Any, page_type: Optional[str], declared: Declared):
+    """The dates.DateChooser that dates the page, None for the rules' day: "default" is the shipped one (a
+    file that cannot be used is counted in `declared.skipped`); a page without a type keeps the rules' day,
+    the chooser weighs the type."""
+    if page_type is None:
+        return None
+    if isinstance(date_chooser, str):
+        try:
+            return default_chooser()
+        except DateChooserError:
+            if "date-chooser" not in declared.skipped:
+                declared.skipped += ("date-chooser",)
+            return None
+    return date_chooser
+
+
 def _shown_day(day: Optional[str], page, today: Optional[_dt.date], url: Optional[str] = None) -> Optional[str]:
-    """The day the page shows as its publication ("Published March 9, 2026", "Originally posted on ..."),
-    else `day` where the page shows it or it is the `url`'s full date, else the one day a dateline near the
-    page's first `<h1>` shows (a day after "Updated" only where no other day is shown there: "April 26,
-    2024" above "Updated on: October 28, 2024" is the publication):
-    labelled sets (WCXB) date a page by the day it shows readers, and a page's markup often declares
-    another (a first publication the page no longer shows, a CMS's import day)."""
-    published, shown, near, h1 = _days_shown(page, today)
-    if published is not None:
-        return published
-    if day in shown or h1 is None or (day and url and _URL_DAY.search(url) and day == _url_date(url, today)):
-        return day  # the URL's full date is the site's own dating of the page
-    return next(iter(near)) if len(near) == 1 else day
-
-
-def _days_shown(page, today: Optional[_dt.date]) -> Tuple[Optional[str], set, set, Optional[int]]:
-    """What _shown_day reads from the page: the first day shown as the publication (None: none), the days
-    shown without an "Updated" cue, the days a dateline near the first `<h1>` shows (those after "Updated"
-    only where no other is shown there), and where that `<h1>` is among the first nodes (None: none)."""
-    nodes = (getattr(page, "nodes", None) or [])[:SHOWN_DATE_NODES]
-    h1 = next((k for k, node in enumerate(nodes) if node.tag == "h1" and not node.hidden), None)
-    near, updated, shown = set(), set(), set()
-    for k, node in enumerate(nodes):
-        # the days are looked for in short texts only: a paragraph's dates are what it tells, not its own
-        text = node.content
-        if node.hidden or len(text) > 160 or ("19" not in text and "20" not in text):  # no year: no day (_shown_days)
-            continue
-        for start, found in _shown_days(text, today, positions=True):
-            if _PUBLISHED_CUE.search(text, 0, start):
-                return found, shown, near, h1
-            # an "Updated" day is not the page showing `day` as its publication
-            cued = _UPDATED_CUE.search(text, 0, start) is not None
-            if not cued:
-                shown.add(found)
-            if h1 is not None and not node.boilerplate and abs(k - h1) <= SHOWN_DATE_NEAR \
-                    and len(text) <= SHOWN_DATE_CHARS:
-                (updated if cued else near).add(found)
-    return None, shown, near or updated, h1
+    """The rules' publication day (dates.rules_day) of a page handed `day` (declared, else the URL's or
+    htmldate's)."""
+    return rules_day(day, *page_shown(page, today), _url_date(url, today))
 
 
 def _shown_decides(page, today: Optional[_dt.date]) -> bool:
-    """Whether _shown_day gives the same day whatever day it is handed that is not the URL's: the page shows
-    its publication, or its `<h1>`'s dateline shows one day and the page shows no other without an "Updated"
-    cue (handed that day or another, or none, it gives the dateline's). htmldate's day is then not read."""
-    published, shown, near, h1 = _days_shown(page, today)
-    return published is not None or (h1 is not None and len(near) == 1 and shown <= near)
-
-
-# "Published", "Originally posted on:", right before a day
-_PUBLISHED_CUE = re.compile(r"(?<!last )\b(?:published|posted)(?:\s+on)?\s*:?\s*$", re.I)  # not "Last published"
-# "Updated", "Last updated on:", "Modified", "Reviewed", right before a day
-_UPDATED_CUE = re.compile(r"\b(?:updated|modified|revised|reviewed)(?:\s+on)?\s*:?\s*$", re.I)
+    """Whether the rules' day is the same whatever day they are handed that is not the URL's
+    (dates.shown_decides): htmldate's day is then not read."""
+    return shown_decides(*page_shown(page, today))
 
 
 _DIGIT = re.compile(r"\d")
@@ -877,7 +875,12 @@ _NO_PAGE = "<html><body></body></html>"
 def _url_date(url: Optional[str], today: Optional[_dt.date]) -> Optional[str]:
     """A full date in the URL ("/2025/09/04/"), htmldate's first rule (which ends its search where it
     finds one), read without parsing the page."""
-    return _htmldate(_NO_PAGE, url, today, False) if url and _URL_DAY.search(url) else None
+    return _url_day(url, today or _dt.date.today()) if url and _URL_DAY.search(url) else None
+
+
+@lru_cache(maxsize=256)  # the rules and the date's candidates both ask for it
+def _url_day(url: str, today: _dt.date) -> Optional[str]:
+    return _htmldate(_NO_PAGE, url, today, False)
 
 
 # what htmldate's URL pattern needs at least: four digits (the year), a separator, a digit
@@ -1168,11 +1171,14 @@ TEXT_BYLINE_TYPES = frozenset({"article", "forum"})
 
 def describe(declared: Declared, page=None, extraction=None, classifier=None, *, url: Optional[str] = None,
              today: Optional[_dt.date] = None, bylines: Optional[bool] = None,
-             page_type: Optional[str] = None) -> Metadata:
+             page_type: Optional[str] = None, probability: Optional[float] = None,
+             date_chooser: Any = "default") -> Metadata:
     """The page's Metadata from what it declares, its serialised `page` and the model's `extraction`
     (either may be None), and `classifier` (a pagetype.PageTypeClassifier; None: no page type).
     `page_type`, when known, decides the rules that differ by type (bylines in the text: articles and
-    forum threads only)."""
+    forum threads only); it and its `probability` are features of the date chooser. `date_chooser`: a
+    dates.DateChooser, "default" (the shipped models/default/dates.json where there is one) or None (the
+    rules' day)."""
     url = url or getattr(page, "url", None)
     host = _host(url)
     items = _ranked_items(declared.items)
@@ -1186,8 +1192,7 @@ def describe(declared: Declared, page=None, extraction=None, classifier=None, *,
         headline=headline or None,
         author=_page_authors(declared, primary, site, host, BYLINE_AUTHORS if bylines is None else bylines, page,
                              page_type in TEXT_BYLINE_TYPES, page_type == "forum"),
-        date_published=_shown_day(_local_day(_declared_date(declared, today), url, today) or declared.date_published,
-                                  page if page_type not in UNDATED_TYPES else None, today, url),
+        date_published=None,
         date_modified=_declared_date(declared, today, modified=True),
         language=_language(declared, items),
         site_name=site,
@@ -1195,6 +1200,9 @@ def describe(declared: Declared, page=None, extraction=None, classifier=None, *,
                      or _prop(primary, "description") or None),
         skipped=declared.skipped,
     )
+    result.date_published, result.date_candidates = _publication_day(declared, items, page, url, today, page_type,
+                                                                     probability, date_chooser)
+    result.skipped = declared.skipped
     if classifier is not None and page is not None:
         result.page_type, result.page_type_probability = _page_type(classifier, page, declared)
         if page_type is None and result.page_type in TEXT_BYLINE_TYPES and not result.author:
@@ -1204,9 +1212,11 @@ def describe(declared: Declared, page=None, extraction=None, classifier=None, *,
 
 
 def page_metadata(html: HtmlInput, page=None, extraction=None, classifier=None, *, encoding: Optional[str] = None,
-                  url: Optional[str] = None, today: Optional[_dt.date] = None) -> Metadata:
-    """read_declared + describe: the Metadata of one page from its HTML. Never raises: a failure past
-    the extractors' own (which `read_declared` contains) gives an empty Metadata with skipped ("error",)."""
+                  url: Optional[str] = None, today: Optional[_dt.date] = None,
+                  date_chooser: Any = "default") -> Metadata:
+    """read_declared + describe: the Metadata of one page from its HTML (`date_chooser` as describe's).
+    Never raises: a failure past the extractors' own (which `read_declared` contains) gives an empty Metadata
+    with skipped ("error",)."""
     url = url or getattr(page, "url", None)
     try:
         # a serialised page already knows whether it is too deep for lexbor; a page without nodes may not
@@ -1221,16 +1231,21 @@ def page_metadata(html: HtmlInput, page=None, extraction=None, classifier=None, 
         page_type = (_page_type(classifier, page, declared) if classifier is not None and page is not None
                      else (None, None))
         kind, probability = page_type
+        date_chooser = _resolved_chooser(date_chooser, kind, declared)
+        # htmldate's day is one of the chooser's candidates: read where the chooser dates the page
+        chosen = date_chooser is not None and kind in date_chooser.page_types
         if text is not None and kind not in UNDATED_TYPES:
             # htmldate finds a date on most pages, dated or not: its search of the text only on articles
             # and forum threads, and on products and collections none of it (docs/metadata.md)
             searched = kind in DATE_SEARCH_TYPES
             after = (DATE_REGION_AFTER_UNSEARCHED if kind is not None and not searched
                      and (probability or 0.0) >= UNSEARCHED_REGION_PROBABILITY else DATE_REGION_AFTER)
-            _date_from_page(declared, text, url, today, searched, after, lambda: _shown_decides(page, today))
+            _date_from_page(declared, text, url, today, searched, after,
+                            None if chosen else lambda: _shown_decides(page, today))
         elif text is not None and not _declared_date(declared, today):
             declared.date_published = _url_date(url, today)
-        result = describe(declared, page, extraction, None, url=url, today=today, page_type=page_type[0])
+        result = describe(declared, page, extraction, None, url=url, today=today, page_type=page_type[0],
+                          probability=page_type[1], date_chooser=date_chooser)
         result.page_type, result.page_type_probability = page_type
         return result
     except Exception:  # noqa: BLE001 - metadata never costs a page its content

@@ -126,3 +126,23 @@ def test_train_pagetype_reads_what_each_page_declares(tmp_path, capsys):
     classifier = PageTypeClassifier.load(out)
     assert classifier.card["feature_version"] == FEATURE_VERSION and "d:author" in classifier.index
     assert json.loads(cache.read_text().splitlines()[0])["feature_version"] == FEATURE_VERSION
+
+
+def test_train_dates_writes_a_chooser_with_its_cross_validated_numbers(tmp_path, capsys):
+    from edrew_scrapy.dates import DateChooser
+
+    root = write_wcxb(tmp_path / "wcxb")
+    out = tmp_path / "dates.json"
+    from edrew_scrapy.cli import main
+
+    assert main(["train-dates", str(root), "--out", str(out), "--folds", "2"]) == 0
+    printed = capsys.readouterr().out
+    assert "| wcxb | 1 | " in printed and "| wcxb | 2 | " in printed and "exact day 1.0000 (rules 1.0000)" in printed
+    chooser = DateChooser.load(out)
+    card = chooser.card["card"]
+    # the six dated articles declare their day: rules and chooser agree on each; the products stay undated
+    assert card["cross_validated"]["exact_day"] == card["cross_validated"]["exact_day_rules"] == 1.0
+    assert card["cross_validated"]["date_where_none"] == 0.0 and len(card["per_fold_exact_day"]) == 2
+    assert chooser.page_types == {"article", "forum"} and chooser.none_margin is None
+    status, err = cli(capsys, "train-dates", str(tmp_path / "missing"), "--out", str(out))
+    assert status == 2 and "not a WCXB folder" in err

@@ -171,7 +171,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "against the labels (WCXB's title, author, publish_date and page type; a simple "
                              "set's title, author, publish_date, page_type), next to trafilatura's "
                              "(in --extractors); the page type cross-validated by --group-by with --folds "
-                             "(docs/metadata.md)")
+                             "(docs/metadata.md); the publication day by the model's date chooser "
+                             "(models/default/dates.json) cross-validated the same way on sets that label dates")
+    parser.add_argument("--date-rules", action="store_true",
+                        help="with --metadata: the publication day by the fixed rules, not the date chooser")
     parser.add_argument("--no-progress", action="store_true")
     # edrew train's experimental options, for --train-model (docs/evaluation.md); the defaults are the shipped recipe.
     experimental = parser.add_argument_group("experimental (ablations, not used by shipped models)")

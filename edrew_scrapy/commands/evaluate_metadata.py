@@ -45,16 +45,20 @@ def run_metadata(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:  # DatasetError names the file
         raise CommandError(str(exc)) from None
     shipped = _shipped_classifier(args.model)
+    chooser = None if getattr(args, "date_rules", False) else _shipped_chooser()
     try:
         results = me.evaluate_metadata(records, systems=systems, folds=args.folds, seed=args.seed,
                                        group_by=args.group_by, scorer_loader=lambda: _scorer(args.model),
-                                       shipped_classifier=shipped, progress=not args.no_progress)
+                                       shipped_classifier=shipped, progress=not args.no_progress,
+                                       date_chooser=chooser)
     except ValueError as exc:  # more folds than domains; a dataset file that broke mid-read
         raise CommandError(str(exc)) from None
     rows = me.summarize_metadata(results)
     print(f"metadata: {len(records)} pages; page type cross-validated by {args.group_by} ({args.folds} folds) on "
           "sets of several types, else the shipped classifier")
     print(me.format_metadata_table(rows))
+    if chooser is not None:
+        print(me.format_date_folds(results))
     for row in rows:
         if row["system"] == "edrew":
             print(f"{row['dataset']}: our metadata's CPU time a page: mean {row['cpu_ms_mean']:.1f} ms, median "
@@ -77,6 +81,16 @@ def _shipped_classifier(model):
     try:
         return default_classifier(None if model in (None, "default") else str(model_directory(model)))
     except PageTypeError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _shipped_chooser():
+    """The shipped date chooser, the one page_metadata uses (None without one: the rules' day)."""
+    from ..dates import DateChooserError, default_chooser
+
+    try:
+        return default_chooser()
+    except DateChooserError as exc:
         raise UsageError(str(exc)) from None
 
 

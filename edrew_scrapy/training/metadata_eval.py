@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from ..data import domain_of, read_source, registrable_domain, words
 
@@ -214,15 +214,20 @@ class MetaResult:
     fields: Dict[str, Dict] = field(default_factory=dict)
     scores: Dict[str, Dict[str, float]] = field(default_factory=dict)
     cpu_ms: float = 0.0
+    date_candidates: Any = None   # ours: dates.Candidates, what the date chooser picks from
+    date_fold: Optional[int] = None  # the fold whose chooser dated the page (cross-validated sets)
 
 
 def evaluate_metadata(records: Sequence[MetaRecord], *, systems: Iterable[str] = ("edrew", "trafilatura"),
                       folds: int = 5, seed: int = 1, group_by: str = "domain", scorer_loader: Callable = None,
                       shipped_classifier=None, today: Optional[_dt.date] = None,
-                      progress: bool = False) -> List[MetaResult]:
+                      progress: bool = False, date_chooser=None, date_l2: float = 1.0,
+                      date_none_margin: Optional[float] = None) -> List[MetaResult]:
     """Each record's metadata by `systems` and its scores. `scorer_loader()` gives the model that scores a
     page only where it has no `<title>` (the heading nearest the kept content is then the headline's
-    source); None: no page is scored."""
+    source); None: no page is scored. `date_chooser`: None, the rules' publication day; a dates.DateChooser
+    or "cv", a chooser cross-validated on sets that label dates (choose_dates; the given chooser's `l2` and
+    `none_margin`, with "cv" `date_l2` and `date_none_margin`), elsewhere that one (with "cv", the rules')."""
     from tqdm import tqdm
 
     from ..metadata import declared_of, page_metadata, read_tree
@@ -260,6 +265,7 @@ def evaluate_metadata(records: Sequence[MetaRecord], *, systems: Iterable[str] =
                 classifiers[i] = classifier
     scorer = None
     results = []
+    read_for = _chooser_reading(date_chooser)
     for record, data, page, classifier, reading in tqdm(list(zip(records, sources, pages, classifiers, read_cpu)),
                                                         desc="metadata", unit="page", disable=not progress,
                                                         leave=False):
@@ -272,16 +278,94 @@ def evaluate_metadata(records: Sequence[MetaRecord], *, systems: Iterable[str] =
                 scorer = scorer or scorer_loader()
                 extraction = extract([page], scorer=scorer)[0]
             start = time.process_time()
+            # the rules' day and every candidate as the chooser reads them (htmldate where it dates the page);
+            # its pick is made below, cross-validated
             meta = page_metadata(data, page, extraction, classifier, encoding=record.encoding, url=record.url,
-                                 today=today)
+                                 today=today, date_chooser=read_for)
             result.cpu_ms = 1000 * (time.process_time() - start + reading)
             result.fields["edrew"] = meta.fields()
+            result.date_candidates = meta.date_candidates
         if "trafilatura" in systems:
             result.fields["trafilatura"] = trafilatura_fields(data.decode(page.encoding or "utf-8", "replace"),
                                                               record.url)
-        result.scores = {name: score_page(record, f, name) for name, f in result.fields.items()}
         results.append(result)
+    if "edrew" in systems and date_chooser is not None:
+        shipped = None if date_chooser == "cv" else date_chooser
+        # the shipped chooser's recipe, cross-validated
+        l2 = float(shipped.card.get("l2", date_l2)) if shipped is not None else date_l2
+        margin = shipped.none_margin if shipped is not None else date_none_margin
+        choose_dates(results, shipped, folds, seed, _group(group_by), l2, margin)
+    for result in results:
+        result.scores = {name: score_page(result.record, f, name) for name, f in result.fields.items()}
     return results
+
+
+def choose_dates(results: Sequence[MetaResult], shipped, folds: int, seed: int, group_key: Callable,
+                 l2: float = 1.0, none_margin: Optional[float] = None) -> None:
+    """Our publication days picked by a learned chooser instead of the rules: on a set whose pages label
+    dates (dated and undated) over at least `folds` groups, each page by a chooser trained (dates.fit_chooser)
+    on the other folds' pages, the folds by `group_key` as the page type's; elsewhere by `shipped` (a
+    dates.DateChooser; None: the rules' day stays)."""
+    from ..data.splits import group_kfold
+    from ..dates import DateChooser
+
+    for dataset in dict.fromkeys(r.record.dataset for r in results):
+        mine = [r for r in results if r.record.dataset == dataset and r.date_candidates is not None]
+        labelled = [r for r in mine if r.record.date is not None]
+        if len({group_key(r.record) for r in labelled}) >= folds and any(r.record.date for r in labelled):
+            splits = group_kfold([r.record for r in mine], folds, key=group_key, seed=seed)
+            for fold, (train, test) in enumerate(splits, 1):
+                spec = fit_chooser_on([mine[i] for i in train], l2, none_margin)
+                chooser = DateChooser(spec, f"{dataset} fold {fold}")
+                for i in test:
+                    mine[i].fields["edrew"]["date_published"] = chooser.choose(mine[i].date_candidates)
+                    mine[i].date_fold = fold
+        else:  # the shipped chooser, else (with "cv") the rules' day
+            for r in mine:
+                found = r.date_candidates
+                r.fields["edrew"]["date_published"] = shipped.choose(found) if shipped is not None else found.rules
+
+
+def format_date_folds(results: Sequence[MetaResult]) -> str:
+    """Per set whose publication days were cross-validated, the exact day and the share of undated pages
+    given a day in each fold, the rules' beside the chooser's (a Markdown table; "" where none was)."""
+    lines = []
+    for dataset in dict.fromkeys(r.record.dataset for r in results):
+        mine = [r for r in results if r.record.dataset == dataset and r.date_fold is not None]
+        for fold in sorted({r.date_fold for r in mine}):
+            dated = [r for r in mine if r.date_fold == fold and r.record.date]
+            undated = [r for r in mine if r.date_fold == fold and r.record.date == ""]
+            cells = [dataset, str(fold), str(len(dated))]
+            for rows, test in ((dated, lambda r, day: day == r.record.date), (undated, lambda r, day: day is not None)):
+                for day in (lambda r: r.date_candidates.rules, lambda r: r.fields["edrew"]["date_published"]):
+                    cells.append(f"{statistics.fmean(test(r, day(r)) for r in rows):.3f}" if rows else "")
+                if rows is dated:
+                    cells.append(str(len(undated)))
+            lines.append("| " + " | ".join(cells) + " |")
+    if not lines:
+        return ""
+    return ("| dataset | fold | dated | exact day, rules | exact day, chooser | undated | date where none, rules ↓ "
+            "| date where none, chooser ↓ |\n|" + "---|" * 8 + "\n" + "\n".join(lines))
+
+
+def _chooser_reading(date_chooser):
+    """What page_metadata is handed so that it reads the candidates the chooser sees (htmldate's day on the
+    page types the chooser dates): the shipped chooser, with "cv" one of no weights on articles and forum
+    threads (dates.CHOSEN_TYPES; every pick is made again by choose_dates), with None nothing."""
+    from ..dates import CHOSEN_TYPES, FEATURE_VERSION, FORMAT, DateChooser
+
+    if date_chooser == "cv":
+        return DateChooser({"format": FORMAT, "feature_version": FEATURE_VERSION, "features": [], "weights": [],
+                            "page_types": list(CHOSEN_TYPES)}, "cross-validated")
+    return date_chooser
+
+
+def fit_chooser_on(results: Sequence[MetaResult], l2: float = 1.0, none_margin: Optional[float] = None) -> Dict:
+    """dates.fit_chooser on the pages of `results` that label a date (dated or undated)."""
+    from ..dates import fit_chooser
+
+    return fit_chooser([(r.date_candidates, r.record.date) for r in results if r.record.date is not None], l2=l2,
+                       none_margin=none_margin)
 
 
 def _group(group_by: str) -> Callable:
