@@ -104,9 +104,10 @@ class Recipe:
     """fit(rows, labels, groups) -> predict(rows) -> list of (type, probability)."""
 
     def __init__(self, c=0.02, min_domains=10, scaling="std", nested=None, model="logreg", hidden=32,
-                 alpha=1e-3, interactions=False):
+                 alpha=1e-3, interactions=False, ws=1.0):
         self.c, self.min_domains, self.scaling, self.nested = c, min_domains, scaling, nested
         self.model, self.hidden, self.alpha, self.interactions = model, hidden, alpha, interactions
+        self.ws = ws  # the page's words (w:, h:) divided by this after scaling: a stronger prior on them
 
     def _rows(self, rows):
         if not self.interactions:
@@ -137,6 +138,8 @@ class Recipe:
         else:
             raise ValueError(self.scaling)
         scale[scale < 1e-6] = 1.0
+        if self.ws != 1.0:
+            scale = scale * np.array([self.ws if n[:2] in ("w:", "h:") else 1.0 for n in self.names])
         self.scale = scale
         z = self._scaled(x)
         c = self.c
@@ -158,8 +161,9 @@ class Recipe:
                              max_iter=400, early_stopping=False, random_state=1)
 
     def _nested_c(self, z, labels, groups):
-        from edrew_scrapy.data.splits import group_kfold
         from types import SimpleNamespace
+
+        from edrew_scrapy.data.splits import group_kfold
 
         items = [SimpleNamespace(group=g, domain=g) for g in groups]
         labels = np.asarray(labels)
@@ -206,7 +210,7 @@ def _parse_recipe(name):
     kw = {}
     for part in name.split(";"):
         k, v = part.split("=")
-        if k in ("c", "alpha"):
+        if k in ("c", "alpha", "ws"):
             kw[k] = None if v == "none" else float(v)
         elif k in ("min_domains", "hidden"):
             kw[k] = int(v)
@@ -220,9 +224,10 @@ def _parse_recipe(name):
 
 
 def cv(args) -> None:
+    from types import SimpleNamespace
+
     from edrew_scrapy.data.splits import group_kfold
     from edrew_scrapy.pagetype import PAGE_TYPES
-    from types import SimpleNamespace
 
     rows = [json.loads(line) for line in Path(args.cache).read_text(encoding="utf-8").splitlines() if line]
     key = "scorer_features" if args.scorer else "features"
@@ -250,7 +255,8 @@ def cv(args) -> None:
                 for dataset in dict.fromkeys(r["dataset"] for r in held):
                     these = [r for r in held if r["dataset"] == dataset]
                     got = recipe.predict([r[key] for r in these])
-                    line += f"  {dataset} {np.mean([g[0] == (r['label'] or 'article') for g, r in zip(got, these)]):.3f}"
+                    right = np.mean([g[0] == (r["label"] or "article") for g, r in zip(got, these)])
+                    line += f"  {dataset} {right:.3f}"
             print(line, flush=True)
             if args.confusion and seed == args.seeds[0]:
                 total = Counter(r["label"] for r in main)

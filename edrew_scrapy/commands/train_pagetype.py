@@ -1,12 +1,13 @@
-"""`edrew train-pagetype [PATH] --out FILE [--cache FILE] [--folds 5]`: the page-type classifier.
+"""`edrew train-pagetype [PATH] --out FILE [--cache FILE] [--folds 5] [--c C[,C...]] [--scaling std|maxabs]`.
 
 Reads WCXB-format pages (`_internal.page_type.primary`), serialises each and reads what it declares
 (metadata.read_tree on the serializer's tree, as a crawl does), computes pagetype.page_features, and caches
 them as JSON lines in `--cache` (a second run reads the cache and serialises nothing). Reports accuracy
 cross-validated by registrable domain (`--folds`, every page tested once by a classifier trained without
 its domain), per type and overall, then trains on every page and writes the weights to `--out` (JSON, with
-the cross-validated accuracy, the command and the dataset in it). `--predictions FILE` writes each page's
-cross-validated prediction (JSON lines).
+the cross-validated accuracy, the command and the dataset in it). Several `--c` values: the one that inner
+folds by domain choose (pagetype.choose_c), inside each cross-validation fold and for the final weights.
+`--predictions FILE` writes each page's cross-validated prediction (JSON lines).
 """
 from __future__ import annotations
 
@@ -25,13 +26,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache", default=None, help="JSON-lines file of each page's features: read when it "
                                                      "exists, written otherwise")
     parser.add_argument("--folds", type=int, default=5, help="cross-validation folds by registrable domain (default 5)")
-    parser.add_argument("--c", default="1",
+    parser.add_argument("--c", default="0.1",
                         help="inverse L2 strength of the logistic regression; a comma list: the one that inner "
                              "folds by registrable domain choose, inside each cross-validation fold and for the "
-                             "final weights (default 1)")
-    parser.add_argument("--scaling", choices=("std", "maxabs"), default="maxabs",
-                        help="features centred and divided by their standard deviation (std), or only divided "
-                             "by their largest value (maxabs, the default: words and URL tokens stay 0 or 1)")
+                             "final weights (default 0.1)")
+    parser.add_argument("--scaling", choices=("std", "maxabs"), default="std",
+                        help="features centred and divided by their standard deviation (std, the default), or "
+                             "only divided by their largest value (maxabs: words and URL tokens stay 0 or 1)")
     parser.add_argument("--min-domains", type=int, default=10,
                         help="a feature is kept when at least this many domains have it (default 10)")
     parser.add_argument("--predictions", default=None, help="write each page's cross-validated prediction here")
