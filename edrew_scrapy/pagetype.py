@@ -27,12 +27,12 @@ import numpy as np
 from .declared import KINDS, declared_kinds
 from .words import has_unspaced, split_words
 
-__all__ = ["FEATURE_VERSION", "FORMAT", "PAGE_TYPES", "PageTypeClassifier", "PageTypeError", "default_classifier",
-           "page_features"]
+__all__ = ["FEATURE_VERSION", "FORMAT", "PAGE_TYPES", "PageTypeClassifier", "PageTypeError", "SCALINGS",
+           "choose_c", "default_classifier", "page_features"]
 
 PAGE_TYPES = ("article", "forum", "product", "collection", "listing", "documentation", "service")
 FORMAT = "edrew-pagetype"
-FEATURE_VERSION = 2  # 2: what the page declares (metadata.page_type_evidence)
+FEATURE_VERSION = 3  # 2: what the page declares (metadata.page_type_evidence); 3: no URL features without a URL
 FILE_NAME = "pagetype.json"
 
 _URL_SPLIT = re.compile(r"[^a-z0-9]+")
@@ -169,6 +169,8 @@ def _node_features(page, url: str) -> Dict[str, float]:
 
 
 def _url_features(url: str, feats: Dict[str, float]) -> None:
+    if not url:  # a page read from a file: nothing is known of its URL (not a site's root page)
+        return
     try:
         parts = urlsplit(url.lower())
     except ValueError:
@@ -334,38 +336,102 @@ def check_listed(path: Path) -> None:
         raise PageTypeError(f"{path}: size or sha256 does not match the card (file corrupt or changed)")
 
 
+SCALINGS = ("std", "maxabs")
+
+
 def fit_spec(rows: Iterable[Dict[str, float]], labels: Sequence[str], *, c: float = 0.1, min_pages: int = 10,
-             groups: Optional[Sequence[str]] = None) -> dict:
+             groups: Optional[Sequence[str]] = None, scaling: str = "std") -> dict:
     """Train the weights (scikit-learn's LogisticRegression; training only) on feature dicts and their
     labels. A feature is kept when it is non-zero on at least `min_pages` pages, from at least
-    `min_pages` distinct groups (domains) when `groups` is given, so that no site's own words count."""
+    `min_pages` distinct groups (domains) when `groups` is given, so that no site's own words count.
+    `scaling` "std" centres each feature and divides it by its standard deviation; "maxabs" only divides by
+    its largest absolute value, so a word or URL token stays 0 or 1 and a rare one is not blown up (with
+    "std" a feature on 1 % of pages is 10 on them) into a weight that one site's pages decide."""
     from sklearn.linear_model import LogisticRegression
 
+    if scaling not in SCALINGS:
+        raise ValueError(f"scaling {scaling!r}: choose from {', '.join(SCALINGS)}")
     rows = list(rows)
-    seen: Dict[str, set] = {}
-    for i, feats in enumerate(rows):
-        for name, value in feats.items():
-            if value:
-                seen.setdefault(name, set()).add(groups[i] if groups is not None else i)
-    names = sorted(n for n, owners in seen.items() if len(owners) >= min_pages)
-    index = {n: i for i, n in enumerate(names)}
-    x = np.zeros((len(rows), len(names)), dtype=np.float64)
-    for r, feats in enumerate(rows):
-        for name, value in feats.items():
-            i = index.get(name)
-            if i is not None:
-                x[r, i] = value
-    mean = x.mean(axis=0)
-    scale = x.std(axis=0)
-    scale[scale < 1e-6] = 1.0
+    names = _kept_features(rows, groups, min_pages)
+    x = _sparse_rows(rows, names)
+    if scaling == "maxabs":
+        mean = np.zeros(len(names))
+        scale = np.asarray(abs(x).max(axis=0).todense(), dtype=np.float64).ravel()
+        scale[scale < 1e-6] = 1.0
+        z = _scaled(x, scale)  # sparse: nothing is centred
+    else:
+        x = x.toarray()
+        mean = x.mean(axis=0)
+        scale = x.std(axis=0)
+        scale[scale < 1e-6] = 1.0
+        z = (x - mean) / scale
     model = LogisticRegression(C=c, max_iter=3000)
-    model.fit((x - mean) / scale, list(labels))
+    model.fit(z, list(labels))
     coef, intercept = model.coef_, model.intercept_
     if len(model.classes_) == 2:  # one row for the second class's log-odds: as two softmax rows, the same odds
         coef, intercept = np.vstack([-coef / 2, coef / 2]), np.concatenate([-intercept / 2, intercept / 2])
     return {"format": FORMAT, "feature_version": FEATURE_VERSION, "classes": [str(c) for c in model.classes_],
             "features": names, "mean": _rounded(mean), "scale": _rounded(scale),
             "coef": [_rounded(row) for row in coef], "intercept": _rounded(intercept)}
+
+
+def choose_c(rows: Sequence[Dict[str, float]], labels: Sequence[str], groups: Sequence[str],
+             candidates: Sequence[float], *, min_pages: int = 10, scaling: str = "std", folds: int = 4,
+             seed: int = 1) -> Tuple[float, Dict[float, float]]:
+    """The regularisation strength among `candidates` that types the most pages right in `folds`-fold
+    cross-validation by `groups` (domains) inside `rows` (each fold's classifier as fit_spec trains it,
+    never seeing the pages' domains): the chosen C and each candidate's accuracy. Ties go to the smaller C."""
+    from types import SimpleNamespace
+
+    from .data.splits import group_kfold
+
+    rows, labels = list(rows), list(labels)
+    items = [SimpleNamespace(group=g) for g in groups]
+    right = {float(c): 0 for c in candidates}
+    for train, test in group_kfold(items, folds, key=lambda item: item.group, seed=seed):
+        if len({labels[i] for i in train}) < 2:
+            continue
+        for c in right:
+            spec = fit_spec([rows[i] for i in train], [labels[i] for i in train], c=c, min_pages=min_pages,
+                            groups=[groups[i] for i in train], scaling=scaling)
+            classifier = PageTypeClassifier(spec)
+            right[c] += sum(classifier.classes[int(classifier.probabilities(rows[i]).argmax())] == labels[i]
+                            for i in test)
+    accuracy = {c: n / max(1, len(rows)) for c, n in right.items()}
+    best = max(sorted(accuracy), key=lambda c: accuracy[c])  # max keeps the first (smallest) of equals
+    return best, accuracy
+
+
+def _kept_features(rows: Sequence[Dict[str, float]], groups: Optional[Sequence[str]], min_pages: int) -> List[str]:
+    seen: Dict[str, set] = {}
+    for i, feats in enumerate(rows):
+        for name, value in feats.items():
+            if value:
+                seen.setdefault(name, set()).add(groups[i] if groups is not None else i)
+    return sorted(n for n, owners in seen.items() if len(owners) >= min_pages)
+
+
+def _sparse_rows(rows: Sequence[Dict[str, float]], names: Sequence[str]):
+    from scipy.sparse import csr_matrix
+
+    index = {n: i for i, n in enumerate(names)}
+    data: List[float] = []
+    cols: List[int] = []
+    ptr = [0]
+    for feats in rows:
+        for name, value in feats.items():
+            i = index.get(name)
+            if i is not None and value:
+                data.append(value)
+                cols.append(i)
+        ptr.append(len(data))
+    return csr_matrix((np.asarray(data, dtype=np.float64), cols, ptr), shape=(len(rows), len(names)))
+
+
+def _scaled(x, scale: np.ndarray):
+    from scipy.sparse import diags
+
+    return (x @ diags(1.0 / scale)).tocsr()
 
 
 def _rounded(values) -> List[float]:

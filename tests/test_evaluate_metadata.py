@@ -146,3 +146,30 @@ def test_train_dates_writes_a_chooser_with_its_cross_validated_numbers(tmp_path,
     assert chooser.page_types == {"article", "forum"} and chooser.none_margin is None
     status, err = cli(capsys, "train-dates", str(tmp_path / "missing"), "--out", str(out))
     assert status == 2 and "not a WCXB folder" in err
+
+
+def test_train_pagetype_chooses_c_in_inner_folds_and_evaluate_retrains_each_fold_as_the_card_says(tmp_path, capsys):
+    from edrew_scrapy.data import read_source
+    from edrew_scrapy.pagetype import PageTypeClassifier
+    from edrew_scrapy.serializer import serialize
+
+    root = write_wcxb(tmp_path / "wcxb", n=16)
+    out, cache = tmp_path / "pagetype.json", tmp_path / "features.jsonl"
+    status, err = cli(capsys, "train-pagetype", str(root), "--out", str(out), "--cache", str(cache), "--folds", "2",
+                      "--min-domains", "2", "--c", "0.000001,1", "--scaling", "maxabs")
+    assert status == 0, err
+    card = PageTypeClassifier.load(out).card["card"]
+    # C 1e-6 leaves every weight near 0: the inner folds choose C 1, which tells articles from products
+    assert card["scaling"] == "maxabs" and card["c_candidates"] == [1e-06, 1.0] and card["c"] == 1.0
+    assert not any(json.loads(out.read_text())["mean"])  # maxabs: nothing centred
+    for bad in ("0", "x", "-1,1"):
+        status, err = cli(capsys, "train-pagetype", str(root), "--out", str(out), "--cache", str(cache),
+                          "--c", bad)
+        assert status == 2 and "--c" in err
+    # evaluate's folds follow the card: each fold's C chosen inside its training pages, maxabs scaling
+    records = me.read_records("wcxb", root, "wcxb")
+    pages = [serialize(read_source(r.source), url=r.url) for r in records]
+    shipped = PageTypeClassifier.load(out)
+    typed = me.page_type_classifiers(records, pages, 2, 1, me._group("domain"), shipped)
+    assert len({id(c) for c in typed}) == 2 and all(c is not shipped for c in typed)
+    assert all(not any(c.mean) for c in typed)  # trained with the card's maxabs scaling

@@ -13,6 +13,7 @@ from edrew_scrapy.pagetype import (
     PageTypeClassifier,
     PageTypeError,
     check_listed,
+    choose_c,
     default_classifier,
     fit_spec,
     page_features,
@@ -45,6 +46,8 @@ def test_features_read_the_url_the_declared_types_and_the_nodes():
     article = page_features(serialize(ARTICLE, url="https://news.example.com/2026/03/03/bike-lanes"))
     assert article["u:year"] == 1.0 and article["t:og:article"] == 1.0 and article["dates"] > 0
     assert page_features(serialize("", url=None)) is not None
+    # a page without a URL (read from a file) has no URL features: it is not a site's root page
+    assert not any(name.startswith(("url_", "u:", "host:")) for name in page_features(serialize(ARTICLE)))
 
 
 def test_the_word_features_are_each_read_nodes_first_words_as_a_search_of_each_node_finds_them():
@@ -122,6 +125,35 @@ def test_a_classifier_trained_on_feature_rows_predicts_their_types(tmp_path):
     probs = classifier.probabilities(page_features(serialize(ARTICLE, url="https://x.example/a")))
     assert probs.shape == (3,) and abs(float(probs.sum()) - 1.0) < 1e-9
 
+
+def test_maxabs_scaling_keeps_binary_features_0_or_1_and_types_the_pages():
+    rows, labels, groups = _training_rows()
+    spec = fit_spec(rows, labels, c=1.0, min_pages=3, groups=groups, scaling="maxabs")
+    classifier = PageTypeClassifier(spec)
+    assert not any(spec["mean"])  # nothing centred: a feature the page lacks stays 0
+    i = classifier.index["u:products"]
+    assert spec["scale"][i] == 1.0  # a URL token: 1 where present
+    j = classifier.index["n_words"]
+    # a count: divided by its largest value (weights are written to 6 significant digits)
+    assert spec["scale"][j] == pytest.approx(max(r["n_words"] for r in rows), rel=1e-5)
+    z = classifier.vector(rows[0])
+    assert z.min() >= 0.0 and z.max() <= 1.0 + 1e-5
+    for html, url, kind in ((PRODUCT, "https://other.example/products/z", "product"),
+                            (FORUM, "https://talk.example/threads/chain", "forum")):
+        assert classifier.predict(serialize(html, url=url))[0] == kind
+    with pytest.raises(ValueError, match="scaling 'minmax'"):
+        fit_spec(rows, labels, c=1.0, min_pages=3, groups=groups, scaling="minmax")
+
+
+def test_choose_c_cross_validates_each_candidate_by_group_and_keeps_the_best():
+    rows, labels, groups = _training_rows()
+    best, accuracy = choose_c(rows, labels, groups, [1.0, 1e-6], min_pages=2, scaling="maxabs", folds=3)
+    assert set(accuracy) == {1.0, 1e-6} and all(0.0 <= a <= 1.0 for a in accuracy.values())
+    # C 1e-6 leaves the weights ~0, too little to tell the three types apart on every page, while C 1 types
+    # every held-out page right
+    assert accuracy[1.0] == 1.0 and accuracy[1e-6] < 1.0 and best == 1.0
+    tied, _ = choose_c(rows, labels, groups, [2.0, 1.0], min_pages=2, scaling="maxabs", folds=3)
+    assert tied == 1.0  # equal accuracy: the stronger regularisation
 
 
 def test_a_classifier_of_two_types_gives_the_same_odds_as_scikit_learns():

@@ -1,12 +1,13 @@
-"""`edrew train-pagetype [PATH] --out FILE [--cache FILE] [--folds 5]`: the page-type classifier.
+"""`edrew train-pagetype [PATH] --out FILE [--cache FILE] [--folds 5] [--c C[,C...]] [--scaling std|maxabs]`.
 
 Reads WCXB-format pages (`_internal.page_type.primary`), serialises each and reads what it declares
 (metadata.read_tree on the serializer's tree, as a crawl does), computes pagetype.page_features, and caches
 them as JSON lines in `--cache` (a second run reads the cache and serialises nothing). Reports accuracy
 cross-validated by registrable domain (`--folds`, every page tested once by a classifier trained without
 its domain), per type and overall, then trains on every page and writes the weights to `--out` (JSON, with
-the cross-validated accuracy, the command and the dataset in it). `--predictions FILE` writes each page's
-cross-validated prediction (JSON lines).
+the cross-validated accuracy, the command and the dataset in it). Several `--c` values: the one that inner
+folds by domain choose (pagetype.choose_c), inside each cross-validation fold and for the final weights.
+`--predictions FILE` writes each page's cross-validated prediction (JSON lines).
 """
 from __future__ import annotations
 
@@ -25,7 +26,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache", default=None, help="JSON-lines file of each page's features: read when it "
                                                      "exists, written otherwise")
     parser.add_argument("--folds", type=int, default=5, help="cross-validation folds by registrable domain (default 5)")
-    parser.add_argument("--c", type=float, default=0.1, help="inverse L2 strength of the logistic regression")
+    parser.add_argument("--c", default="0.1",
+                        help="inverse L2 strength of the logistic regression; a comma list: the one that inner "
+                             "folds by registrable domain choose, inside each cross-validation fold and for the "
+                             "final weights (default 0.1)")
+    parser.add_argument("--scaling", choices=("std", "maxabs"), default="std",
+                        help="features centred and divided by their standard deviation (std, the default), or "
+                             "only divided by their largest value (maxabs: words and URL tokens stay 0 or 1)")
     parser.add_argument("--min-domains", type=int, default=10,
                         help="a feature is kept when at least this many domains have it (default 10)")
     parser.add_argument("--predictions", default=None, help="write each page's cross-validated prediction here")
@@ -51,8 +58,20 @@ def feature_rows(root: Path, limit: int = 0):
                "features": page_features(page, declared=declared_of(page, source, encoding="utf-8", url=url))}
 
 
-def cross_validate(rows, folds: int, c: float, min_domains: int):
-    """Each row's prediction by a classifier trained on the folds without its domain: (label, prob) lists."""
+def chosen_c(rows, cs, min_domains: int, scaling: str) -> float:
+    """The one C of `cs`, or the one that inner folds by domain choose on `rows` (pagetype.choose_c)."""
+    from ..pagetype import choose_c
+
+    if len(cs) == 1:
+        return cs[0]
+    best, _ = choose_c([r["features"] for r in rows], [r["label"] for r in rows], [r["group"] for r in rows], cs,
+                       min_pages=min_domains, scaling=scaling)
+    return best
+
+
+def cross_validate(rows, folds: int, cs, min_domains: int, scaling: str = "std"):
+    """Each row's prediction by a classifier trained on the folds without its domain (its C chosen inside
+    those folds): (label, prob) lists, and each fold's C."""
     from types import SimpleNamespace
 
     from ..data.splits import group_kfold
@@ -60,15 +79,18 @@ def cross_validate(rows, folds: int, c: float, min_domains: int):
 
     pages = [SimpleNamespace(group=r["group"], domain=r["group"]) for r in rows]
     predicted = [None] * len(rows)
+    chosen = []
     for train, test in group_kfold(pages, folds):
+        c = chosen_c([rows[i] for i in train], cs, min_domains, scaling)
+        chosen.append(c)
         spec = fit_spec([rows[i]["features"] for i in train], [rows[i]["label"] for i in train], c=c,
-                        min_pages=min_domains, groups=[rows[i]["group"] for i in train])
+                        min_pages=min_domains, groups=[rows[i]["group"] for i in train], scaling=scaling)
         classifier = PageTypeClassifier(spec)
         for i in test:
             p = classifier.probabilities(rows[i]["features"])
             best = int(p.argmax())
             predicted[i] = (classifier.classes[best], float(p[best]))
-    return predicted
+    return predicted, chosen
 
 
 def run(args: argparse.Namespace) -> int:
@@ -85,6 +107,12 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"{root or 'no folder given'}: not a WCXB folder (give PATH or set EDREW_WCXB)")
     if args.folds < 2:
         raise UsageError("--folds must be 2 or more")
+    try:
+        cs = [float(c) for c in str(args.c).split(",") if c.strip()]
+    except ValueError:
+        raise UsageError(f"--c {args.c}: a number or a comma list of numbers") from None
+    if not cs or not all(c > 0 and c < float("inf") for c in cs):
+        raise UsageError(f"--c {args.c}: each C must be a positive number")
     rows = None
     cache = Path(args.cache) if args.cache else None
     if cache is not None and cache.exists():
@@ -101,7 +129,7 @@ def _run(args: argparse.Namespace) -> int:
         if cache is not None:
             cache.parent.mkdir(parents=True, exist_ok=True)
             cache.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    predicted = cross_validate(rows, args.folds, args.c, args.min_domains)
+    predicted, fold_cs = cross_validate(rows, args.folds, cs, args.min_domains, args.scaling)
     right = Counter()
     total = Counter()
     for row, (label, _) in zip(rows, predicted):
@@ -116,8 +144,10 @@ def _run(args: argparse.Namespace) -> int:
             for row, (label, p) in zip(rows, predicted):
                 f.write(json.dumps({"id": row["id"], "label": row["label"], "predicted": label, "p": round(p, 4)})
                         + "\n")
-    spec = fit_spec([r["features"] for r in rows], [r["label"] for r in rows], c=args.c,
-                    min_pages=args.min_domains, groups=[r["group"] for r in rows])
+    c = chosen_c(rows, cs, args.min_domains, args.scaling)
+    print(f"C {c:g} (chosen in each fold: {', '.join(f'{x:g}' for x in fold_cs)})")
+    spec = fit_spec([r["features"] for r in rows], [r["label"] for r in rows], c=c,
+                    min_pages=args.min_domains, groups=[r["group"] for r in rows], scaling=args.scaling)
     spec["card"] = {
         "what": "WCXB page type of a page from its URL, declared types and metadata, node statistics and words "
                 "(edrew_scrapy/pagetype.py)",
@@ -125,7 +155,7 @@ def _run(args: argparse.Namespace) -> int:
         "cross_validated_accuracy": round(accuracy, 4),
         "folds": args.folds, "group_by": "registrable domain",
         "per_type_accuracy": {k: round(right[k] / total[k], 4) for k in sorted(total)},
-        "c": args.c, "min_domains": args.min_domains,
+        "c": c, "c_candidates": cs, "scaling": args.scaling, "min_domains": args.min_domains,
         "command": "edrew train-pagetype " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else "edrew train-pagetype",
         "dataset": "WCXB v1.0 development split", "credit": "WCXB, Murrough Foley, 2026, CC-BY-4.0",
     }

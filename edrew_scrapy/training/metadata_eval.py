@@ -168,9 +168,10 @@ def trafilatura_fields(html: str, url: Optional[str]) -> Dict:
 def page_type_classifiers(records: Sequence[MetaRecord], pages: Sequence, folds: int, seed: int,
                           group_key: Callable, shipped, declared: Optional[Sequence] = None) -> List:
     """Per record, the classifier that types it: on a set with several page types, one trained per fold
-    by `group_key` without the record's group (scikit-learn; C and the domain threshold of the shipped
-    weights' card) on the features of its page and `declared` (each page's metadata.Declared, as
-    page_metadata reads it); otherwise `shipped`."""
+    by `group_key` without the record's group (scikit-learn; the scaling, C and domain threshold of the
+    shipped weights' card: where it lists C candidates, the one inner folds choose inside the fold's
+    training pages, as `edrew train-pagetype` chose it) on the features of its page and `declared` (each
+    page's metadata.Declared, as page_metadata reads it); otherwise `shipped`."""
     kinds = {r.page_type for r in records if r.page_type}
     if len(kinds) < 2:
         return [shipped] * len(records)
@@ -179,6 +180,8 @@ def page_type_classifiers(records: Sequence[MetaRecord], pages: Sequence, folds:
 
     card = (shipped.card.get("card") or {}) if shipped is not None else {}
     c, min_domains = float(card.get("c", 0.01)), int(card.get("min_domains", 10))
+    candidates = [float(x) for x in card.get("c_candidates") or [c]]
+    scaling = str(card.get("scaling", "std"))
     feats = [page_features(p, declared=d) for p, d in zip(pages, declared or [None] * len(pages))]
     groups = [group_key(r) for r in records]
     labelled = [i for i, r in enumerate(records) if r.page_type]
@@ -192,18 +195,24 @@ def page_type_classifiers(records: Sequence[MetaRecord], pages: Sequence, folds:
         if len({records[i].page_type for i in train}) < 2:
             raise ValueError(f"{records[0].dataset}: fold {fold} of the page type's cross-validation has pages "
                              "of one type only to train on (too few pages or domains for --folds)")
-        spec = _fit(feats, records, train, groups, c, needed)
+        fold_c = c
+        if len(candidates) > 1:
+            from ..pagetype import choose_c
+
+            fold_c, _ = choose_c([feats[i] for i in train], [records[i].page_type for i in train],
+                                 [groups[i] for i in train], candidates, min_pages=needed, scaling=scaling)
+        spec = _fit(feats, records, train, groups, fold_c, needed, scaling)
         classifier = PageTypeClassifier(spec, f"{records[0].dataset} fold {fold}")
         for i in test:
             out[labelled[i]] = classifier
     return out
 
 
-def _fit(feats, records, train, groups, c, min_domains):
+def _fit(feats, records, train, groups, c, min_domains, scaling="std"):
     from ..pagetype import fit_spec
 
     return fit_spec([feats[i] for i in train], [records[i].page_type for i in train], c=c, min_pages=min_domains,
-                    groups=[groups[i] for i in train])
+                    groups=[groups[i] for i in train], scaling=scaling)
 
 
 @dataclass
