@@ -62,6 +62,7 @@ MAX_VALUE_CHARS = 2_000        # one declared value (a description, a name)
 MAX_AUTHORS = 20
 MAX_DEPTH = 8                  # nesting followed in a JSON-LD or microdata item
 MAX_SENT_CHARS = 2_000_000     # a Declared sent from a worker as JSON (declared_to_json)
+MAX_META_NAMES = 10            # names read from one <meta> attribute ("dc:title og:title")
 
 # the keys a page item and `edrew extract` add, in order
 METADATA_FIELDS = ("headline", "author", "date_published", "date_modified", "language", "site_name",
@@ -719,21 +720,34 @@ def _opengraph(tree, root, metas: list) -> Dict[str, str]:
         if parent is None or parent.mem_id != at:  # extruct reads the head's own children
             continue
         prop, value = el.attributes.get("property"), el.attributes.get("content")
-        if isinstance(prop, str) and isinstance(value, str) and prop.partition(":")[0] in prefixes:
-            out.setdefault(prop.lower(), _clean(value))
+        if isinstance(prop, str) and isinstance(value, str):
+            for name in prop[:MAX_META_NAMES * 100].split()[:MAX_META_NAMES]:  # each name of several (_names)
+                if name.partition(":")[0] in prefixes:
+                    out.setdefault(name.lower(), _clean(value))
     return out
 
 
 def _meta(metas: list) -> Dict[str, str]:
-    """Each `<meta>`'s name (property, itemprop, http-equiv) -> its first content (`metas`: _Selected.meta)."""
+    """Each `<meta>`'s names (its name, else property, itemprop, http-equiv; each of several written in one
+    attribute) -> the first content given for it (`metas`: _Selected.meta)."""
     out: Dict[str, str] = {}
     for el in metas:
         a = el.attributes
         key = a.get("name") or a.get("property") or a.get("itemprop") or a.get("http-equiv")
         value = a.get("content")
-        if key and value and len(out) < 500:
-            out.setdefault(key.strip().lower()[:100], _clean(value))
+        if key and value:
+            for name in _names(key):
+                if len(out) >= 500:
+                    return out
+                out.setdefault(name[:100], _clean(value))
     return out
+
+
+
+def _names(attribute: str) -> List[str]:
+    """The lower-cased names of a `<meta>`'s property (or name) attribute: RDFa lets one attribute hold several,
+    separated by spaces (`property="dc:description og:description"`), and Readability.js reads each."""
+    return attribute[:MAX_META_NAMES * 100].lower().split()[:MAX_META_NAMES]
 
 
 _SPACE = re.compile(r"\s+")

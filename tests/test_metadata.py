@@ -65,6 +65,27 @@ def test_open_graph_and_meta():
     assert m.author == ["Jane Roe"] and m.description == "Step by step."
 
 
+# several names in one attribute, as RDFa allows (Readability.js's test pages write them so)
+SPACE_SEPARATED = """<html><head><meta charset="utf-8"><title>Title Element</title>
+<meta property="x:title og:title" content="Tide tables explained">
+<meta property="x:name og:site_name" content="Harbour Weekly">
+<meta property="dc:description  og:description" content="When the water comes in.">
+<meta name="dc.creator author" content="Ana Pires">
+</head><body><p>Text</p></body></html>"""
+
+
+def test_each_of_several_names_in_a_meta_attribute_is_read():
+    m = meta_of(SPACE_SEPARATED, url="https://harbour.example/tides")
+    assert m.headline == "Tide tables explained" and m.site_name == "Harbour Weekly"
+    assert m.description == "When the water comes in." and m.author == ["Ana Pires"]
+    declared = read_declared(SPACE_SEPARATED, dates=False)
+    assert declared.og["og:description"] == declared.meta["dc:description"] == "When the water comes in."
+    assert "og:title" in declared.og and "x:title" not in declared.og  # Open Graph's own prefixes only
+    # a hostile attribute costs a bounded number of names
+    many = " ".join(f"og:k{i}" for i in range(10_000))
+    declared = read_declared(f'<html><head><meta property="{many}" content="v"></head></html>', dates=False)
+    assert len(declared.og) == metadata.MAX_META_NAMES == len(declared.meta)
+
 MICRODATA = """<html lang="fr"><head><title>Recette | Cuisine</title></head><body>
 <article itemscope itemtype="https://schema.org/Article">
 <h1 itemprop="headline">La tarte aux pommes</h1>
