@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import logging
 import math
 import re
 import threading
@@ -903,6 +904,7 @@ _URL_DAY = re.compile(r"\d{4}[/_-]\d")
 
 def _htmldate(text: str, url: Optional[str], today: Optional[_dt.date], extensive: bool,
               language: Optional[str] = None) -> Optional[str]:
+    _quiet_logger("htmldate")  # before its import, which logs a line too
     import htmldate
     import htmldate.core
     import htmldate.extractors
@@ -940,6 +942,16 @@ def _htmldate(text: str, url: Optional[str], today: Optional[_dt.date], extensiv
             if last_resort is not None:
                 htmldate.core.search_page = last_resort
     return _day(day, today) if day else None
+
+
+@lru_cache(maxsize=None)
+def _quiet_logger(name: str) -> None:
+    """A library's logger at INFO, unless a level was set for it: htmldate logs DEBUG lines on every page it
+    dates ("found date in URL"), which flood a crawl's log at Scrapy's default level, DEBUG. Once a name.
+    (extruct's microdata reader and dateparser log no such lines.)"""
+    logger = logging.getLogger(name)
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.INFO)
 
 
 def _no_date(*args, **kwargs) -> None:

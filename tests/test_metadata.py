@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 
 import pytest
 from hypothesis import given, settings
@@ -1009,3 +1010,17 @@ def test_a_page_with_nuls_gives_the_same_metadata_with_and_without_the_serialize
     got = page_metadata(data, shared, None, kind, encoding=encoding, today=TODAY)
     assert got == page_metadata(data, alone, None, kind, encoding=encoding, today=TODAY)
     assert got.headline == "Quay\ufffd Road"
+
+
+def test_htmldates_logger_goes_to_info_unless_a_level_was_set_for_it():
+    logger = logging.getLogger("htmldate")
+    saved = logger.level
+    try:
+        for level, expected in ((logging.NOTSET, logging.INFO), (logging.DEBUG, logging.DEBUG)):
+            logger.setLevel(level)
+            metadata._quiet_logger.cache_clear()
+            assert metadata._htmldate(metadata._NO_PAGE, "https://n.example/2025/09/04/a", TODAY, False) == "2025-09-04"
+            assert logger.level == expected
+    finally:
+        logger.setLevel(saved)
+        metadata._quiet_logger.cache_clear()
