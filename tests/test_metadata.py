@@ -380,7 +380,7 @@ def test_a_by_line_in_the_text_names_the_author_of_an_article_only():
     ("BySummer Swann", ["Summer Swann"]), ("Written by Al Jones", ["Al Jones"]), ("Byron Smith", ["Byron Smith"]),
     ("Name *", []), ("page.head.extra.author", []), ("262588213843476", []), ("undefined", []),
     ("Florence says", []), ("View all posts", []), ("Full Bio", []), ("See profile", []),
-    ("Saysha Jones", ["Saysha Jones"]),
+    ("Saysha Jones", ["Saysha Jones"]), ("Von", []), ("Par", []),
 ])
 def test_author_texts_that_name_no_one_are_dropped(value, expected):
     html = f'<html><head><meta name="author" content="{value}"></head><body><p>x</p></body></html>'
@@ -609,6 +609,48 @@ def test_a_forum_threads_author_is_its_first_poster():
 def test_forum_and_login_labels_in_author_markup_are_not_names(label):
     html = f'<html><head><title>Q</title></head><body><span class="author">{label}</span><p>x</p></body></html>'
     assert meta_of(html).author == []
+
+
+def _text_byline_of(line, markup="div"):
+    """(authors on an article, on a service page, byline_lines) of a page whose byline is `line`."""
+    html = (f"<html><head><title>Trail notes</title></head><body><h1>Trail notes</h1><{markup}>{line}</{markup}>"
+            "<p>We walked the ridge at dawn and came down before the rain started.</p></body></html>")
+    page = serialize(html, url="https://walks.example/notes")
+    declared = read_declared(html, url=page.url, today=TODAY, dates=False)
+    return (describe(declared, page, page_type="article").author, describe(declared, page, page_type="service").author,
+            metadata.byline_lines(page))
+
+
+@pytest.mark.parametrize("line,expected", [
+    ("Par Jeanne Dupont, le 3 mars 2025", ["Jeanne Dupont"]),
+    ("Par Jeanne Dupont le 3 mars 2025", ["Jeanne Dupont"]),  # "le" before a day is not a particle of the name
+    ("Von Max Muster und Erika Muster", ["Max Muster", "Erika Muster"]),
+    ("Por Ana García | 3 de marzo de 2025", ["Ana García"]),
+    ("Door Jan de Vries, 3 maart 2025", ["Jan de Vries"]),
+    ("Von Max Muster, 3. März 2025", ["Max Muster"]),
+    ("By Jane Doe and John Roe", ["Jane Doe", "John Roe"]),
+    ("By Jane van Doe", ["Jane van Doe"]),
+    ("Written by Dr Marna van der Merwe, Dr Dieter Veldsman", ["Dr Marna van der Merwe"]),
+    ("By Jonathan Sayers Jan. 31, 2026 7:47 am EST", ["Jonathan Sayers"]),  # a month before a day: no name's
+    ("By Sofia Gonzalez December 2, 2025", ["Sofia Gonzalez"]),
+    ("Von Max Muster März 2025", ["Max Muster"]),
+])
+def test_a_byline_line_in_other_languages_names_its_authors_and_leaves_the_text(line, expected):
+    article, _service, lines = _text_byline_of(line)
+    assert article == expected and lines == {1: "byline"}
+
+
+@pytest.mark.parametrize("line", [
+    "Par ailleurs, le gouvernement a annoncé une réforme",
+    "Von den 300 Teilnehmern kamen viele aus Bayern",
+    "Von Berliner Schulen wurden Proben genommen",
+    "Por favor, lea las instrucciones",
+    "Door de regen bleef het feest thuis",
+])
+def test_a_sentence_that_opens_with_a_bylines_cue_names_no_one(line):
+    for markup in ("div", 'span class="byline"'):
+        article, service, lines = _text_byline_of(line, markup)
+        assert article == service == [] and lines == {}
 
 
 def test_a_cue_alone_then_the_name_in_the_next_element_names_the_author():
