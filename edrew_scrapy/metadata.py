@@ -722,33 +722,34 @@ def _opengraph(tree, root, metas: list) -> Dict[str, str]:
             continue
         prop, value = el.attributes.get("property"), el.attributes.get("content")
         if isinstance(prop, str) and isinstance(value, str):
-            for name in prop[:MAX_META_NAMES * 100].split()[:MAX_META_NAMES]:  # each name of several (_names)
+            for name in _property_names(prop):
                 if name.partition(":")[0] in prefixes:
                     out.setdefault(name.lower(), _clean(value))
     return out
 
 
 def _meta(metas: list) -> Dict[str, str]:
-    """Each `<meta>`'s names (its name, else property, itemprop, http-equiv; each of several written in one
-    attribute) -> the first content given for it (`metas`: _Selected.meta)."""
+    """Each `<meta>`'s name (property, itemprop, http-equiv) -> its first content (`metas`: _Selected.meta);
+    each of a property's names (_property_names), where the element has no name attribute: a name attribute
+    is one name, spaces and all ("updated date" is no "date")."""
     out: Dict[str, str] = {}
     for el in metas:
         a = el.attributes
-        key = a.get("name") or a.get("property") or a.get("itemprop") or a.get("http-equiv")
-        value = a.get("content")
-        if key and value:
-            for name in _names(key):
-                if len(out) >= 500:
-                    return out
-                out.setdefault(name[:100], _clean(value))
+        own, prop, value = a.get("name"), a.get("property"), a.get("content")
+        key = own or prop or a.get("itemprop") or a.get("http-equiv")
+        if not (key and value):
+            continue
+        for name in [key.strip()] if own or not prop else _property_names(prop):
+            if len(out) >= 500:
+                return out
+            out.setdefault(name.lower()[:100], _clean(value))
     return out
 
 
-
-def _names(attribute: str) -> List[str]:
-    """The lower-cased names of a `<meta>`'s property (or name) attribute: RDFa lets one attribute hold several,
-    separated by spaces (`property="dc:description og:description"`), and Readability.js reads each."""
-    return attribute[:MAX_META_NAMES * 100].lower().split()[:MAX_META_NAMES]
+def _property_names(prop: str) -> List[str]:
+    """The names of a `<meta property>`: RDFa lets one attribute hold several, separated by spaces
+    (`property="dc:description og:description"`), and Readability.js reads each; at most MAX_META_NAMES."""
+    return prop[:MAX_META_NAMES * 100].split()[:MAX_META_NAMES]
 
 
 _SPACE = re.compile(r"\s+")

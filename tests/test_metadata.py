@@ -71,7 +71,8 @@ SPACE_SEPARATED = """<html><head><meta charset="utf-8"><title>Title Element</tit
 <meta property="x:title og:title" content="Tide tables explained">
 <meta property="x:name og:site_name" content="Harbour Weekly">
 <meta property="dc:description  og:description" content="When the water comes in.">
-<meta name="dc.creator author" content="Ana Pires">
+<meta property="x:creator author" content="Ana Pires">
+<meta name="updated date" content="2020-01-02"><meta itemprop="dateCreated datePublished" content="2020-01-03">
 </head><body><p>Text</p></body></html>"""
 
 
@@ -82,6 +83,9 @@ def test_each_of_several_names_in_a_meta_attribute_is_read():
     declared = read_declared(SPACE_SEPARATED, dates=False)
     assert declared.og["og:description"] == declared.meta["dc:description"] == "When the water comes in."
     assert "og:title" in declared.og and "x:title" not in declared.og  # Open Graph's own prefixes only
+    # a name attribute is one name (HTML's), and so is an itemprop here: "updated date" names no "date"
+    assert "updated date" in declared.meta and "date" not in declared.meta and "datepublished" not in declared.meta
+    assert m.date_published is None
     # a hostile attribute costs a bounded number of names
     many = " ".join(f"og:k{i}" for i in range(10_000))
     declared = read_declared(f'<html><head><meta property="{many}" content="v"></head></html>', dates=False)
