@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import logging
 import math
 import re
 import threading
@@ -62,6 +63,7 @@ MAX_VALUE_CHARS = 2_000        # one declared value (a description, a name)
 MAX_AUTHORS = 20
 MAX_DEPTH = 8                  # nesting followed in a JSON-LD or microdata item
 MAX_SENT_CHARS = 2_000_000     # a Declared sent from a worker as JSON (declared_to_json)
+MAX_META_NAMES = 10            # names read from one <meta> attribute ("dc:title og:title")
 
 # the keys a page item and `edrew extract` add, in order
 METADATA_FIELDS = ("headline", "author", "date_published", "date_modified", "language", "site_name",
@@ -719,21 +721,35 @@ def _opengraph(tree, root, metas: list) -> Dict[str, str]:
         if parent is None or parent.mem_id != at:  # extruct reads the head's own children
             continue
         prop, value = el.attributes.get("property"), el.attributes.get("content")
-        if isinstance(prop, str) and isinstance(value, str) and prop.partition(":")[0] in prefixes:
-            out.setdefault(prop.lower(), _clean(value))
+        if isinstance(prop, str) and isinstance(value, str):
+            for name in _property_names(prop):
+                if name.partition(":")[0] in prefixes:
+                    out.setdefault(name.lower(), _clean(value))
     return out
 
 
 def _meta(metas: list) -> Dict[str, str]:
-    """Each `<meta>`'s name (property, itemprop, http-equiv) -> its first content (`metas`: _Selected.meta)."""
+    """Each `<meta>`'s name (property, itemprop, http-equiv) -> its first content (`metas`: _Selected.meta);
+    each of a property's names (_property_names), where the element has no name attribute: a name attribute
+    is one name, spaces and all ("updated date" is no "date")."""
     out: Dict[str, str] = {}
     for el in metas:
         a = el.attributes
-        key = a.get("name") or a.get("property") or a.get("itemprop") or a.get("http-equiv")
-        value = a.get("content")
-        if key and value and len(out) < 500:
-            out.setdefault(key.strip().lower()[:100], _clean(value))
+        own, prop, value = a.get("name"), a.get("property"), a.get("content")
+        key = own or prop or a.get("itemprop") or a.get("http-equiv")
+        if not (key and value):
+            continue
+        for name in [key.strip()] if own or not prop else _property_names(prop):
+            if len(out) >= 500:
+                return out
+            out.setdefault(name.lower()[:100], _clean(value))
     return out
+
+
+def _property_names(prop: str) -> List[str]:
+    """The names of a `<meta property>`: RDFa lets one attribute hold several, separated by spaces
+    (`property="dc:description og:description"`), and Readability.js reads each; at most MAX_META_NAMES."""
+    return prop[:MAX_META_NAMES * 100].split()[:MAX_META_NAMES]
 
 
 _SPACE = re.compile(r"\s+")
@@ -889,6 +905,7 @@ _URL_DAY = re.compile(r"\d{4}[/_-]\d")
 
 def _htmldate(text: str, url: Optional[str], today: Optional[_dt.date], extensive: bool,
               language: Optional[str] = None) -> Optional[str]:
+    _quiet_logger("htmldate")  # before its import, which logs a line too
     import htmldate
     import htmldate.core
     import htmldate.extractors
@@ -926,6 +943,16 @@ def _htmldate(text: str, url: Optional[str], today: Optional[_dt.date], extensiv
             if last_resort is not None:
                 htmldate.core.search_page = last_resort
     return _day(day, today) if day else None
+
+
+@lru_cache(maxsize=None)
+def _quiet_logger(name: str) -> None:
+    """A library's logger at INFO, unless a level was set for it: htmldate logs DEBUG lines on every page it
+    dates ("found date in URL"), which flood a crawl's log at Scrapy's default level, DEBUG. Once a name.
+    (extruct's microdata reader and dateparser log no such lines.)"""
+    logger = logging.getLogger(name)
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.INFO)
 
 
 def _no_date(*args, **kwargs) -> None:
@@ -969,7 +996,7 @@ def _bylines(tree) -> List[str]:
             continue  # an author item's name is read from its name property
         try:
             text = _clean(el.text() or "")[:200]
-            text = "" if _CODE.search(text) else _name_of(text, role=True)
+            text = "" if _CODE.search(text) else _byline_name(text)
         except Exception:  # noqa: BLE001
             continue
         if text and 1 <= len(text.split()) <= 6 and not any(ch.isdigit() for ch in text) and text not in names:
@@ -977,6 +1004,14 @@ def _bylines(tree) -> List[str]:
         if len(names) >= 3:
             break
     return names
+
+
+def _byline_name(text: str) -> str:
+    """The name in a byline element's text (_name_of); a sentence that opens with "Von", "Par", "Por" or "Door"
+    ("Par ailleurs, ...") names no one, and a cue alone ("Von", as "By") is kept, and is no one's (_NOT_NAMES)."""
+    if _SENTENCE_CUE.match(text) and not _CUE_ALONE.match(text) and _cued_names(text) is None:
+        return ""
+    return _name_of(text, role=True)
 
 
 # forum software's poster names: phpBB's, XenForo's and vBulletin's `username` links (phpBB's
@@ -1343,9 +1378,9 @@ def _name_of(text: str, role: bool = False) -> str:
     return text
 # texts in author markup that name no one: form labels, placeholders, the word itself
 _NOT_NAMES = frozenset({"name", "author", "authors", "the author", "about the author", "written by", "posted by",
-                        "by", "undefined", "null", "none", "unknown", "admin", "administrator", "webmaster",
-                        "anonymous", "guest", "user", "topic author", "thread starter", "original poster",
-                        "sign in", "log in"})
+                        "by", "von", "par", "por", "door", "undefined", "null", "none", "unknown", "admin",
+                        "administrator", "webmaster", "anonymous", "guest", "user", "topic author", "thread starter",
+                        "original poster", "sign in", "log in"})
 # a commenter's "Jane says", a link's "View all posts", "Full bio": markup near bylines that names no one
 _NOT_A_NAME = re.compile(r"\ssays$|^(?:view|see|read|more|full|all)\b|\b(?:posts|bio|profile)$")
 _HANDLE = re.compile(r"^[a-z0-9_-]+(?:\.[a-z0-9_-]+){2,}$|^\d{6,}$")  # "page.head.author", a numeric id
@@ -1366,8 +1401,8 @@ def _page_authors(declared: Declared, primary, site: Optional[str], host: str, b
     for name in declared.bylines:
         if _a_name(name, site, host):
             return [name]
-    name = _text_byline(page) if text_bylines and page is not None else ""
-    return [name] if name and _a_name(name, site, host) else []
+    names = _text_byline(page) if text_bylines and page is not None else []
+    return [name for name in names if _a_name(name, site, host)]
 
 
 def _host_name(host: str) -> str:
@@ -1376,25 +1411,58 @@ def _host_name(host: str) -> str:
     return label[-2] if len(label) >= 2 else label[0]
 
 
-# "By Jane Doe", "Written by Jane van Doe", "Author: Jane Doe": two to five capitalised words after the cue
-_TEXT_BY = re.compile(r"^(?:(?:written|posted|words|reviewed|edited)\s+by|by|author:?|von|par|por|door)\s*:?\s*"
-                      r"(?-i:([A-Z][\w'’.-]*(?:\s+(?:[A-Z][\w'’.-]*|van|von|de|der|da|di|del|la|le)){1,4}))", re.I)
+# a month's name (English, German) before a day's number: "Jan. 31", "December 2", "März 3"
+_MONTH_DAY = (r"(?-i:(?:Jan(?:uary|uar)?|Feb(?:ruary|ruar)?|Mar(?:ch)?|März|Apr(?:il)?|May|Mai|June?|Juni|July?|Juli"
+              r"|Aug(?:ust)?|Sep(?:t|tember)?|Oct(?:ober)?|Okt(?:ober)?|Nov(?:ember)?|Dec(?:ember)?|Dez(?:ember)?))"
+              r"\b\.?\s*\d")
+# a name in a byline line: two to five capitalised words, a particle ("van", "de la") only before one of them
+# ("Par Jeanne Dupont le 3 mars": "le" is not the name's), a month before a day none ("By Jane Doe Jan. 31, 2026")
+_LINE_NAME = (r"(?-i:([A-Z][\w'’.-]*(?:\s+(?:(?:van|von|de|der|da|di|del|la|le)\s+)*(?!" + _MONTH_DAY
+              + r")[A-Z][\w'’.-]*){1,4}))")
+# "By Jane Doe", "Written by Jane van Doe", "Author: Jane Doe", "Von Max Muster", "Par Jeanne Dupont"
+_TEXT_BY = re.compile(r"^((?:written|posted|words|reviewed|edited)\s+by|by|author:?|von|par|por|door)\s*:?\s*"
+                      + _LINE_NAME, re.I)
+# another name joined on: "By Jane Doe and John Roe", "Von Max Muster und Erika Muster", "Por Ana García y ..."
+_MORE_NAMES = re.compile(r"\s*,?\s*(?:and|und|et|y|en|&)\s+" + _LINE_NAME, re.I)
+# German, French, Spanish and Dutch sentences open with these words and capitalised words ("Von Berliner
+# Schulen wurden ..."): a line with one of these cues is a byline only where a byline's rest follows the name
+_SENTENCE_CUES = frozenset({"von", "par", "por", "door"})
+_SENTENCE_CUE = re.compile(r"\s*(?:von|par|por|door)\b", re.I)
 TEXT_BYLINE_NODES = 300   # the first nodes of a page read for a byline line
-_CUE_ALONE = re.compile(r"^(?:(?:written|posted|words|reviewed|edited)\s+by|by|author)\s*:?$", re.I)
+_CUE_ALONE = re.compile(r"^(?:(?:written|posted|words|reviewed|edited)\s+by|by|author|von|par|por|door)\s*:?$", re.I)
 
 
-def _text_byline(page) -> str:
-    """The name in the first short "By ..." line among the page's first nodes, outside navigation,
-    footers and hidden markup; "" for none."""
-    for _indices, match, _line in _text_bylines(page):
-        return match.group(1).strip(" ,.|")
-    return ""
+def _text_byline(page) -> List[str]:
+    """The names in the first short "By ..." line among the page's first nodes, outside navigation,
+    footers and hidden markup; [] for none."""
+    for _indices, names, _end, _line in _text_bylines(page):
+        return names
+    return []
+
+
+def _cued_names(line: str) -> Optional[Tuple[List[str], int]]:
+    """The names a "By ..." line gives (one, or several joined by "and", "und", "et", ...) and where they end;
+    None for a line that is no byline (no cue and name, or a cue of _SENTENCE_CUES whose name a byline's
+    rest does not follow)."""
+    match = _TEXT_BY.match(line)
+    if match is None:
+        return None
+    names, end = [match.group(2)], match.end()
+    while len(names) < MAX_AUTHORS:
+        more = _MORE_NAMES.match(line, end)
+        if more is None:
+            break
+        names.append(more.group(1))
+        end = more.end()
+    if match.group(1).lower() in _SENTENCE_CUES and not _BYLINE_REST.match(line, end):
+        return None
+    return [name.strip(" ,.|") for name in names], end
 
 
 def _text_bylines(page):
-    """(node indices, _TEXT_BY's match, the line) of each short "By ..." line among the page's first nodes,
-    outside navigation, footers and hidden markup; a cue alone ("Written by") and the next node, the name,
-    are one line of two nodes."""
+    """(node indices, names, where they end, the line) of each short "By ..." line among the page's first nodes
+    (_cued_names), outside navigation, footers and hidden markup; a cue alone ("Written by") and the next node,
+    the name, are one line of two nodes."""
     cue: Optional[Tuple[int, str]] = None
     for k, node in enumerate((getattr(page, "nodes", None) or [])[:TEXT_BYLINE_NODES]):
         if node.boilerplate or node.hidden or len(node.content) > 80:
@@ -1402,16 +1470,18 @@ def _text_bylines(page):
             continue
         text = node.content.strip()
         line = f"{cue[1]} {text}" if cue else text
-        match = _TEXT_BY.match(line)
-        if match and (not cue or match.end() == len(line)):
-            yield ((cue[0], k) if cue else (k,)), match, line
+        cued = _cued_names(line)
+        if cued and (not cue or cued[1] == len(line)):
+            yield ((cue[0], k) if cue else (k,)), cued[0], cued[1], line
         cue = (k, text) if _CUE_ALONE.match(text) else None
 
 
 # what a byline line says after the name, if anything: a role, a desk, another name, a day ("By Jane Doe,
-# City desk", "By Jane Doe | March 3, 2025", "By Jane Doe and John Roe"); a sentence that opens with "By
-# Jane Doe's" goes on otherwise
-_BYLINE_REST = re.compile(r"\s*(?:$|[,|·•/(–—-]|(?:and|&|for|in|on|at|with|via)\s)", re.I)
+# City desk", "By Jane Doe | March 3, 2025", "By Jane Doe December 2, 2025", "Par Jeanne Dupont le 3 mars
+# 2025", "Von Max Muster und dpa");
+# a sentence that opens with "By Jane Doe's" goes on otherwise
+_BYLINE_REST = re.compile(r"\s*(?:$|[,|·•/(–—-]|(?:and|und|et|y|en|&|for|für|pour|para|voor|in|on|at|with|via)\s"
+                          r"|(?:[^\W\d_]{1,3}\.?\s+)?\d|" + _MONTH_DAY + ")", re.I)
 # a dateline says its day and little else ("Updated Dec 4, 2025 · 5 min read", "Published: 3 March 2025")
 DATELINE_OTHER_WORDS = 4
 # a numeric day ("06.11.2025, 21:00 Uhr", "3/4/2025"): a dateline's, whichever order it is written in (the
@@ -1428,8 +1498,8 @@ def byline_lines(page) -> Dict[int, str]:
     `<h1>` that show a day (`_shown_day`'s datelines) and at most DATELINE_OTHER_WORDS words beside it.
     Pure: the serialised page only."""
     out: Dict[int, str] = {}
-    for indices, match, line in _text_bylines(page):
-        if _BYLINE_REST.match(line, match.end()):
+    for indices, _names, end, line in _text_bylines(page):
+        if _BYLINE_REST.match(line, end):
             out.update(dict.fromkeys(indices, "byline"))
         break
     nodes = (getattr(page, "nodes", None) or [])[:SHOWN_DATE_NODES]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 
 import pytest
 from hypothesis import given, settings
@@ -64,6 +65,31 @@ def test_open_graph_and_meta():
     assert m.date_published == "2024-03-01" and m.date_modified is None
     assert m.author == ["Jane Roe"] and m.description == "Step by step."
 
+
+# several names in one attribute, as RDFa allows (Readability.js's test pages write them so)
+SPACE_SEPARATED = """<html><head><meta charset="utf-8"><title>Title Element</title>
+<meta property="x:title og:title" content="Tide tables explained">
+<meta property="x:name og:site_name" content="Harbour Weekly">
+<meta property="dc:description  og:description" content="When the water comes in.">
+<meta property="x:creator author" content="Ana Pires">
+<meta name="updated date" content="2020-01-02"><meta itemprop="dateCreated datePublished" content="2020-01-03">
+</head><body><p>Text</p></body></html>"""
+
+
+def test_each_of_several_names_in_a_meta_attribute_is_read():
+    m = meta_of(SPACE_SEPARATED, url="https://harbour.example/tides")
+    assert m.headline == "Tide tables explained" and m.site_name == "Harbour Weekly"
+    assert m.description == "When the water comes in." and m.author == ["Ana Pires"]
+    declared = read_declared(SPACE_SEPARATED, dates=False)
+    assert declared.og["og:description"] == declared.meta["dc:description"] == "When the water comes in."
+    assert "og:title" in declared.og and "x:title" not in declared.og  # Open Graph's own prefixes only
+    # a name attribute is one name (HTML's), and so is an itemprop here: "updated date" names no "date"
+    assert "updated date" in declared.meta and "date" not in declared.meta and "datepublished" not in declared.meta
+    assert m.date_published is None
+    # a hostile attribute costs a bounded number of names
+    many = " ".join(f"og:k{i}" for i in range(10_000))
+    declared = read_declared(f'<html><head><meta property="{many}" content="v"></head></html>', dates=False)
+    assert len(declared.og) == metadata.MAX_META_NAMES == len(declared.meta)
 
 MICRODATA = """<html lang="fr"><head><title>Recette | Cuisine</title></head><body>
 <article itemscope itemtype="https://schema.org/Article">
@@ -358,7 +384,7 @@ def test_a_by_line_in_the_text_names_the_author_of_an_article_only():
     ("BySummer Swann", ["Summer Swann"]), ("Written by Al Jones", ["Al Jones"]), ("Byron Smith", ["Byron Smith"]),
     ("Name *", []), ("page.head.extra.author", []), ("262588213843476", []), ("undefined", []),
     ("Florence says", []), ("View all posts", []), ("Full Bio", []), ("See profile", []),
-    ("Saysha Jones", ["Saysha Jones"]),
+    ("Saysha Jones", ["Saysha Jones"]), ("Von", []), ("Par", []),
 ])
 def test_author_texts_that_name_no_one_are_dropped(value, expected):
     html = f'<html><head><meta name="author" content="{value}"></head><body><p>x</p></body></html>'
@@ -587,6 +613,48 @@ def test_a_forum_threads_author_is_its_first_poster():
 def test_forum_and_login_labels_in_author_markup_are_not_names(label):
     html = f'<html><head><title>Q</title></head><body><span class="author">{label}</span><p>x</p></body></html>'
     assert meta_of(html).author == []
+
+
+def _text_byline_of(line, markup="div"):
+    """(authors on an article, on a service page, byline_lines) of a page whose byline is `line`."""
+    html = (f"<html><head><title>Trail notes</title></head><body><h1>Trail notes</h1><{markup}>{line}</{markup}>"
+            "<p>We walked the ridge at dawn and came down before the rain started.</p></body></html>")
+    page = serialize(html, url="https://walks.example/notes")
+    declared = read_declared(html, url=page.url, today=TODAY, dates=False)
+    return (describe(declared, page, page_type="article").author, describe(declared, page, page_type="service").author,
+            metadata.byline_lines(page))
+
+
+@pytest.mark.parametrize("line,expected", [
+    ("Par Jeanne Dupont, le 3 mars 2025", ["Jeanne Dupont"]),
+    ("Par Jeanne Dupont le 3 mars 2025", ["Jeanne Dupont"]),  # "le" before a day is not a particle of the name
+    ("Von Max Muster und Erika Muster", ["Max Muster", "Erika Muster"]),
+    ("Por Ana García | 3 de marzo de 2025", ["Ana García"]),
+    ("Door Jan de Vries, 3 maart 2025", ["Jan de Vries"]),
+    ("Von Max Muster, 3. März 2025", ["Max Muster"]),
+    ("By Jane Doe and John Roe", ["Jane Doe", "John Roe"]),
+    ("By Jane van Doe", ["Jane van Doe"]),
+    ("Written by Dr Marna van der Merwe, Dr Dieter Veldsman", ["Dr Marna van der Merwe"]),
+    ("By Jonathan Sayers Jan. 31, 2026 7:47 am EST", ["Jonathan Sayers"]),  # a month before a day: no name's
+    ("By Sofia Gonzalez December 2, 2025", ["Sofia Gonzalez"]),
+    ("Von Max Muster März 2025", ["Max Muster"]),
+])
+def test_a_byline_line_in_other_languages_names_its_authors_and_leaves_the_text(line, expected):
+    article, _service, lines = _text_byline_of(line)
+    assert article == expected and lines == {1: "byline"}
+
+
+@pytest.mark.parametrize("line", [
+    "Par ailleurs, le gouvernement a annoncé une réforme",
+    "Von den 300 Teilnehmern kamen viele aus Bayern",
+    "Von Berliner Schulen wurden Proben genommen",
+    "Por favor, lea las instrucciones",
+    "Door de regen bleef het feest thuis",
+])
+def test_a_sentence_that_opens_with_a_bylines_cue_names_no_one(line):
+    for markup in ("div", 'span class="byline"'):
+        article, service, lines = _text_byline_of(line, markup)
+        assert article == service == [] and lines == {}
 
 
 def test_a_cue_alone_then_the_name_in_the_next_element_names_the_author():
@@ -988,3 +1056,17 @@ def test_a_page_with_nuls_gives_the_same_metadata_with_and_without_the_serialize
     got = page_metadata(data, shared, None, kind, encoding=encoding, today=TODAY)
     assert got == page_metadata(data, alone, None, kind, encoding=encoding, today=TODAY)
     assert got.headline == "Quay\ufffd Road"
+
+
+def test_htmldates_logger_goes_to_info_unless_a_level_was_set_for_it():
+    logger = logging.getLogger("htmldate")
+    saved = logger.level
+    try:
+        for level, expected in ((logging.NOTSET, logging.INFO), (logging.DEBUG, logging.DEBUG)):
+            logger.setLevel(level)
+            metadata._quiet_logger.cache_clear()
+            assert metadata._htmldate(metadata._NO_PAGE, "https://n.example/2025/09/04/a", TODAY, False) == "2025-09-04"
+            assert logger.level == expected
+    finally:
+        logger.setLevel(saved)
+        metadata._quiet_logger.cache_clear()
