@@ -27,13 +27,16 @@ import numpy as np
 from .declared import KINDS, declared_kinds
 from .words import has_unspaced, split_words
 
-__all__ = ["FEATURE_VERSION", "FORMAT", "PAGE_TYPES", "PageTypeClassifier", "PageTypeError", "SCALINGS",
-           "choose_c", "default_classifier", "page_features"]
+__all__ = ["FEATURE_VERSION", "FORMAT", "FORUM_MARKUP", "PAGE_TYPES", "PageTypeClassifier", "PageTypeError", "SCALINGS",
+           "choose_c", "default_classifier", "forum_evidence", "page_features"]
 
 PAGE_TYPES = ("article", "forum", "product", "collection", "listing", "documentation", "service")
 FORMAT = "edrew-pagetype"
 FEATURE_VERSION = 3  # 2: what the page declares (metadata.page_type_evidence); 3: no URL features without a URL
 FILE_NAME = "pagetype.json"
+# what a forum declares in its markup (the discussion kinds, comments, forum software's poster blocks): with the
+# URL tokens that forums of many training domains share, the evidence a page needs to be typed "forum"
+FORUM_MARKUP = ("k:discussion", "d:posters", "t:comment", "t:discussionforumposting")
 
 _URL_SPLIT = re.compile(r"[^a-z0-9]+")
 _PRICE = re.compile(r"(?:[$€£¥₹]\s?\d|\d\s?(?:€|zł|kr|eur|usd|gbp)\b|\b(?:usd|eur|gbp)\s?\d)", re.I)
@@ -216,6 +219,16 @@ class PageTypeClassifier:
             self.scale = np.asarray(spec["scale"], dtype=np.float64)
             self.coef = np.asarray(spec["coef"], dtype=np.float64)
             self.intercept = np.asarray(spec["intercept"], dtype=np.float64)
+            # a class possible only on a page with one of its evidence features (spec["requires"], optional)
+            self.requires: Dict[int, Tuple[str, ...]] = {}
+            requires = spec.get("requires") or {}
+            if not isinstance(requires, dict):
+                raise PageTypeError(f"{source}: requires is not an object")
+            for kind, needed in requires.items():
+                if kind not in self.classes or not isinstance(needed, list) or not all(
+                        isinstance(n, str) for n in needed):
+                    raise PageTypeError(f"{source}: requires[{kind!r}]: a list of feature names of a known class")
+                self.requires[self.classes.index(kind)] = tuple(needed)
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, PageTypeError):
                 raise
@@ -252,7 +265,17 @@ class PageTypeClassifier:
         return (self._raw(feats) - self.mean) / self.scale
 
     def probabilities(self, feats: Dict[str, float]) -> np.ndarray:
-        return self._softmax(self.vector(feats))
+        return self._required(self._softmax(self.vector(feats)), feats)
+
+    def _required(self, p: np.ndarray, *found: Dict[str, float]) -> np.ndarray:
+        """`p` without the classes whose evidence the page lacks (none of `requires`' features in `found`),
+        the rest renormalised: words alone never make a page a forum."""
+        for k, needed in self.requires.items():
+            if p[k] and not any(feats.get(name) for feats in found for name in needed):
+                p = p.copy()
+                p[k] = 0.0
+                p /= p.sum()
+        return p
 
     def _softmax(self, vector: np.ndarray) -> np.ndarray:
         logits = self.coef @ vector + self.intercept
@@ -273,15 +296,17 @@ class PageTypeClassifier:
             if kept is not None and kept[3] is read:
                 page.type_features = kept[:4] + (raw,)
         x = raw[1]
+        evidence: Dict[str, float] = {}
         if declared is not None:
             from .metadata import page_type_evidence
 
             x = x.copy()
-            for name, value in page_type_evidence(declared).items():
+            evidence = page_type_evidence(declared)
+            for name, value in evidence.items():
                 i = self.index.get(name)
                 if i is not None and name not in read:  # page_features' read values win over declared ones
                     x[i] = value
-        return self._softmax((x - self.mean) / self.scale)
+        return self._required(self._softmax((x - self.mean) / self.scale), read, evidence)
 
     def predict(self, page, declared=None) -> Tuple[str, float]:
         """The most probable page type of a serialised page (and its metadata.Declared, where read), and its
@@ -340,13 +365,14 @@ SCALINGS = ("std", "maxabs")
 
 
 def fit_spec(rows: Iterable[Dict[str, float]], labels: Sequence[str], *, c: float = 0.1, min_pages: int = 10,
-             groups: Optional[Sequence[str]] = None, scaling: str = "std") -> dict:
+             groups: Optional[Sequence[str]] = None, scaling: str = "std", forum_domains: int = 0) -> dict:
     """Train the weights (scikit-learn's LogisticRegression; training only) on feature dicts and their
     labels. A feature is kept when it is non-zero on at least `min_pages` pages, from at least
     `min_pages` distinct groups (domains) when `groups` is given, so that no site's own words count.
     `scaling` "std" centres each feature and divides it by its standard deviation; "maxabs" only divides by
     its largest absolute value, so a word or URL token stays 0 or 1 and a rare one is not blown up (with
-    "std" a feature on 1 % of pages is 10 on them) into a weight that one site's pages decide."""
+    "std" a feature on 1 % of pages is 10 on them) into a weight that one site's pages decide.
+    `forum_domains` > 0 (with `groups`): "forum" only on a page with forum evidence (forum_evidence)."""
     from sklearn.linear_model import LogisticRegression
 
     if scaling not in SCALINGS:
@@ -370,14 +396,37 @@ def fit_spec(rows: Iterable[Dict[str, float]], labels: Sequence[str], *, c: floa
     coef, intercept = model.coef_, model.intercept_
     if len(model.classes_) == 2:  # one row for the second class's log-odds: as two softmax rows, the same odds
         coef, intercept = np.vstack([-coef / 2, coef / 2]), np.concatenate([-intercept / 2, intercept / 2])
-    return {"format": FORMAT, "feature_version": FEATURE_VERSION, "classes": [str(c) for c in model.classes_],
+    spec = {"format": FORMAT, "feature_version": FEATURE_VERSION, "classes": [str(c) for c in model.classes_],
             "features": names, "mean": _rounded(mean), "scale": _rounded(scale),
             "coef": [_rounded(row) for row in coef], "intercept": _rounded(intercept)}
+    if forum_domains > 0 and "forum" in spec["classes"] and groups is not None:
+        spec["requires"] = {"forum": forum_evidence(rows, labels, groups, forum_domains)}
+    return spec
+
+
+def forum_evidence(rows: Sequence[Dict[str, float]], labels: Sequence[str], groups: Sequence[str],
+                   min_domains: int) -> List[str]:
+    """What a page needs to be typed "forum": FORUM_MARKUP, or a URL token ("u:threads", "u:viewtopic") that
+    forums of at least `min_domains` domains of the training pages have and that at least half the training
+    pages having it are forums. Conversational words ("really", "would") alone then call no saved article
+    a forum, and a forum that declares nothing is still found by its URL."""
+    pages: Counter = Counter()
+    forums: Counter = Counter()
+    forum_groups: Dict[str, set] = {}
+    for feats, label, group in zip(rows, labels, groups):
+        for name, value in feats.items():
+            if name.startswith("u:") and value:
+                pages[name] += 1
+                if label == "forum":
+                    forums[name] += 1
+                    forum_groups.setdefault(name, set()).add(group)
+    tokens = sorted(n for n, owners in forum_groups.items() if len(owners) >= min_domains and 2 * forums[n] >= pages[n])
+    return list(FORUM_MARKUP) + tokens
 
 
 def choose_c(rows: Sequence[Dict[str, float]], labels: Sequence[str], groups: Sequence[str],
              candidates: Sequence[float], *, min_pages: int = 10, scaling: str = "std", folds: int = 4,
-             seed: int = 1) -> Tuple[float, Dict[float, float]]:
+             seed: int = 1, forum_domains: int = 0) -> Tuple[float, Dict[float, float]]:
     """The regularisation strength among `candidates` that types the most pages right in `folds`-fold
     cross-validation by `groups` (domains) inside `rows` (each fold's classifier as fit_spec trains it,
     never seeing the pages' domains): the chosen C and each candidate's accuracy. Ties go to the smaller C."""
@@ -393,7 +442,7 @@ def choose_c(rows: Sequence[Dict[str, float]], labels: Sequence[str], groups: Se
             continue
         for c in right:
             spec = fit_spec([rows[i] for i in train], [labels[i] for i in train], c=c, min_pages=min_pages,
-                            groups=[groups[i] for i in train], scaling=scaling)
+                            groups=[groups[i] for i in train], scaling=scaling, forum_domains=forum_domains)
             classifier = PageTypeClassifier(spec)
             right[c] += sum(classifier.classes[int(classifier.probabilities(rows[i]).argmax())] == labels[i]
                             for i in test)

@@ -104,24 +104,49 @@ class Recipe:
     """fit(rows, labels, groups) -> predict(rows) -> list of (type, probability)."""
 
     def __init__(self, c=0.02, min_domains=10, scaling="std", nested=None, model="logreg", hidden=32,
-                 alpha=1e-3, interactions=False, ws=1.0):
+                 alpha=1e-3, interactions=False, ws=1.0, choose=None, wnorm=None, ks=1.0, gate=0):
         self.c, self.min_domains, self.scaling, self.nested = c, min_domains, scaling, nested
+        # choose: C candidates chosen by pagetype.choose_c inside each training fold, as evaluate --metadata does
+        # wnorm: the page's words (w:, h:) valued min(1, sqrt(wnorm / their number)), a page's many words damped
+        self.choose, self.wnorm = choose, wnorm
+        # gate > 0: "forum" only with forum evidence (pagetype.forum_evidence); with choose or gate the recipe
+        # is pagetype's own fit_spec / choose_c / PageTypeClassifier, exactly as evaluate --metadata trains it
+        self.gate = gate
+        self.ks = ks  # the declared types (k:, t:) divided by this after scaling: below 1, a weaker prior on them
         self.model, self.hidden, self.alpha, self.interactions = model, hidden, alpha, interactions
         self.ws = ws  # the page's words (w:, h:) divided by this after scaling: a stronger prior on them
 
     def _rows(self, rows):
-        if not self.interactions:
+        if not self.interactions and not self.wnorm:
             return rows
         out = []
         for feats in rows:
             feats = dict(feats)
-            feats.update(interaction_features(feats))
+            if self.interactions:
+                feats.update(interaction_features(feats))
+            if self.wnorm:
+                words = [k for k in feats if k[:2] in ("w:", "h:")]
+                value = min(1.0, (self.wnorm / max(1, len(words))) ** 0.5)
+                for k in words:
+                    feats[k] = value
             out.append(feats)
         return out
 
     def fit(self, rows, labels, groups):
         rows = self._rows(rows)
         needed = min(self.min_domains, max(1, len(set(groups)) // 4))
+        self.spec = None
+        if self.choose or self.gate:
+            from edrew_scrapy.pagetype import PageTypeClassifier, choose_c, fit_spec
+
+            c = self.c
+            if self.choose:
+                c, _ = choose_c(rows, list(labels), list(groups), self.choose, min_pages=needed,
+                                scaling=self.scaling, forum_domains=int(self.gate))
+            self.chosen_c = c
+            self.spec = PageTypeClassifier(fit_spec(rows, list(labels), c=c, min_pages=needed, groups=list(groups),
+                                                    scaling=self.scaling, forum_domains=int(self.gate)))
+            return self
         self.names = _kept(rows, groups, needed)
         x = _matrix(rows, self.names)
         mean = np.asarray(x.mean(axis=0)).ravel()
@@ -140,6 +165,8 @@ class Recipe:
         scale[scale < 1e-6] = 1.0
         if self.ws != 1.0:
             scale = scale * np.array([self.ws if n[:2] in ("w:", "h:") else 1.0 for n in self.names])
+        if self.ks != 1.0:
+            scale = scale * np.array([self.ks if n[:2] in ("k:", "t:") else 1.0 for n in self.names])
         self.scale = scale
         z = self._scaled(x)
         c = self.c
@@ -185,6 +212,12 @@ class Recipe:
 
     def predict(self, rows):
         rows = self._rows(rows)
+        if self.spec is not None:
+            out = []
+            for feats in rows:
+                p = self.spec.probabilities(feats)
+                out.append((self.spec.classes[int(p.argmax())], float(p.max())))
+            return out
         z = self._scaled(_matrix(rows, self.names))
         p = self.clf.predict_proba(z)
         return [(self.clf.classes_[int(i)], float(p[r, i])) for r, i in enumerate(p.argmax(axis=1))]
@@ -210,13 +243,13 @@ def _parse_recipe(name):
     kw = {}
     for part in name.split(";"):
         k, v = part.split("=")
-        if k in ("c", "alpha", "ws"):
+        if k in ("c", "alpha", "ws", "wnorm", "ks"):
             kw[k] = None if v == "none" else float(v)
-        elif k in ("min_domains", "hidden"):
+        elif k in ("min_domains", "hidden", "gate"):
             kw[k] = int(v)
         elif k == "interactions":
             kw[k] = v == "1"
-        elif k == "nested":
+        elif k in ("nested", "choose"):
             kw[k] = tuple(float(x) for x in v.split("/"))
         else:
             kw[k] = v
@@ -248,7 +281,7 @@ def cv(args) -> None:
                 folds.append(np.mean([predicted[i] == main[i]["label"] for i in test]))
             acc = np.mean([p == r["label"] for p, r in zip(predicted, main)])
             line = f"{name:<28} seed {seed}: {acc:.4f}  folds " + " ".join(f"{f:.3f}" for f in folds)
-            if recipe.nested:
+            if recipe.nested or recipe.choose:
                 line += f"  C {chosen}"
             if seed == args.seeds[0] and held:
                 recipe.fit([r[key] for r in main], [r["label"] for r in main], [r["group"] for r in main])

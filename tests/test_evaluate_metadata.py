@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from pathlib import Path
 
 import pytest
 from conftest import cli
@@ -173,3 +174,40 @@ def test_train_pagetype_chooses_c_in_inner_folds_and_evaluate_retrains_each_fold
     typed = me.page_type_classifiers(records, pages, 2, 1, me._group("domain"), shipped)
     assert len({id(c) for c in typed}) == 2 and all(c is not shipped for c in typed)
     assert all(not any(c.mean) for c in typed)  # trained with the card's maxabs scaling
+    # --forum-domains is written to the card; forum evidence needs forums to learn from (none here)
+    status, err = cli(capsys, "train-pagetype", str(root), "--out", str(out), "--cache", str(cache), "--folds", "2",
+                      "--min-domains", "2", "--c", "1", "--forum-domains", "2")
+    assert status == 0, err
+    assert PageTypeClassifier.load(out).card["card"]["forum_domains"] == 2 and "requires" not in json.loads(
+        out.read_text())
+    status, err = cli(capsys, "train-pagetype", str(root), "--out", str(out), "--cache", str(cache),
+                      "--forum-domains", "-1")
+    assert status == 2 and "--forum-domains" in err
+
+
+def test_evaluate_trains_each_folds_forum_evidence_as_the_card_says(tmp_path):
+    from edrew_scrapy.pagetype import FORUM_MARKUP, PageTypeClassifier, fit_spec, page_features
+    from edrew_scrapy.serializer import serialize
+
+    forum = ("<html><body><h1>Chain slips</h1><div class='post'><p>My chain slips on the small cog, any idea?"
+             "</p></div><div class='post'><p>Check the derailleur hanger, it is often bent.</p></div></body></html>")
+    records, pages = [], []
+    for i in range(24):
+        kind = ("article", "product", "forum")[i % 3]
+        html = {"article": article(i), "product": product(i), "forum": forum}[kind]
+        url = f"https://site{i}.example/" + ("threads/chain-" if kind == "forum" else f"{kind}/") + str(i)
+        records.append(me.MetaRecord(str(i), "set", Path("x"), url=url, page_type=kind))
+        pages.append(serialize(html, url=url))
+    feats = [page_features(p) for p in pages]
+    spec = fit_spec(feats, [r.page_type for r in records], c=1.0, min_pages=2, groups=[r.url for r in records],
+                    scaling="maxabs", forum_domains=2)
+    spec["card"] = {"c": 1.0, "min_domains": 2, "scaling": "maxabs", "forum_domains": 2}
+    shipped = PageTypeClassifier(spec)
+    typed = me.page_type_classifiers(records, pages, 2, 1, me._group("domain"), shipped)
+    assert all(c is not shipped for c in typed)
+    for c in {id(c): c for c in typed}.values():  # each fold's forums learnt from its own training domains
+        needed = c.requires[c.classes.index("forum")]
+        assert needed[:len(FORUM_MARKUP)] == FORUM_MARKUP and "u:threads" in needed
+    del spec["card"]["forum_domains"]  # an older card: no requirement in the folds either
+    typed = me.page_type_classifiers(records, pages, 2, 1, me._group("domain"), PageTypeClassifier(spec))
+    assert not any(c.requires for c in typed)

@@ -156,6 +156,40 @@ def test_choose_c_cross_validates_each_candidate_by_group_and_keeps_the_best():
     assert tied == 1.0  # equal accuracy: the stronger regularisation
 
 
+def test_forum_needs_forum_markup_or_a_forum_url_token_when_trained_so():
+    from edrew_scrapy.metadata import read_declared
+    from edrew_scrapy.pagetype import FORUM_MARKUP, forum_evidence
+
+    rows, labels, groups = _training_rows()
+    evidence = forum_evidence(rows, labels, groups, 3)
+    # the declared forum markup, and the URL tokens of the forums of 3+ domains that mostly forums have
+    assert evidence[:len(FORUM_MARKUP)] == list(FORUM_MARKUP)
+    assert "u:threads" in evidence and "u:topic" in evidence
+    assert not {"u:products", "u:year", "u:num"} & set(evidence)  # other types' tokens, or every page's
+    assert "u:threads" not in forum_evidence(rows, labels, groups, 13)  # the forums of 12 domains have it
+    free = PageTypeClassifier(fit_spec(rows, labels, c=1.0, min_pages=3, groups=groups, scaling="maxabs"))
+    spec = fit_spec(rows, labels, c=1.0, min_pages=3, groups=groups, scaling="maxabs", forum_domains=3)
+    assert spec["requires"] == {"forum": evidence} and "requires" not in free.card
+    gated = PageTypeClassifier(json.loads(json.dumps(spec)))
+    k = gated.classes.index("forum")
+    # a forum URL: a forum, as without the requirement
+    page = serialize(FORUM, url="https://talk.example/threads/chain")
+    assert gated.predict(page) == free.predict(page) and gated.predict(page)[0] == "forum"
+    # read from a file (no URL), nothing declared: its words alone make it no forum, the others keep their odds
+    bare = page_features(serialize(FORUM))
+    p, q = gated.probabilities(bare), free.probabilities(bare)
+    others = [i for i in range(len(p)) if i != k]
+    assert q[k] > 0 and p[k] == 0 and abs(float(p.sum()) - 1.0) < 1e-9
+    assert np.allclose(p[others], q[others] / q[others].sum())
+    # forum software's poster markup (what the metadata reads) is evidence: then the forum stands
+    forum = FORUM.replace('class="author"', 'class="username"')
+    declared = read_declared(forum, dates=False)
+    with_posters = gated.page_probabilities(serialize(forum), declared)
+    assert with_posters[k] > 0
+    assert np.allclose(with_posters, gated.probabilities(page_features(serialize(forum), declared=declared)))
+    assert gated.page_probabilities(serialize(forum))[k] == 0  # the scorer's call, without what is declared
+
+
 def test_a_classifier_of_two_types_gives_the_same_odds_as_scikit_learns():
     from sklearn.linear_model import LogisticRegression
 
@@ -184,6 +218,9 @@ def _good_spec():
     ({"intercept": [float("nan"), 0.0]}, "not finite"),
     ({"mean": "x"}, "ValueError|shapes"),
     ({"classes": None}, "TypeError"),
+    ({"requires": ["x"]}, "requires is not an object"),
+    ({"requires": {"c": ["x"]}}, "requires"),
+    ({"requires": {"a": "x"}}, "requires"),
 ])
 def test_a_broken_weights_file_is_a_page_type_error(tmp_path, change, message):
     spec = {**_good_spec(), **change}

@@ -1,4 +1,5 @@
-"""`edrew train-pagetype [PATH] --out FILE [--cache FILE] [--folds 5] [--c C[,C...]] [--scaling std|maxabs]`.
+"""`edrew train-pagetype [PATH] --out FILE [--cache FILE] [--folds 5] [--c C[,C...]] [--scaling std|maxabs]
+[--forum-domains N]`.
 
 Reads WCXB-format pages (`_internal.page_type.primary`), serialises each and reads what it declares
 (metadata.read_tree on the serializer's tree, as a crawl does), computes pagetype.page_features, and caches
@@ -7,7 +8,9 @@ cross-validated by registrable domain (`--folds`, every page tested once by a cl
 its domain), per type and overall, then trains on every page and writes the weights to `--out` (JSON, with
 the cross-validated accuracy, the command and the dataset in it). Several `--c` values: the one that inner
 folds by domain choose (pagetype.choose_c), inside each cross-validation fold and for the final weights.
-`--predictions FILE` writes each page's cross-validated prediction (JSON lines).
+`--forum-domains N` types a page "forum" only where it has forum evidence (pagetype.forum_evidence: forum
+markup, or a URL token of the forums of N training domains). `--predictions FILE` writes each page's
+cross-validated prediction (JSON lines).
 """
 from __future__ import annotations
 
@@ -35,6 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "only divided by their largest value (maxabs: words and URL tokens stay 0 or 1)")
     parser.add_argument("--min-domains", type=int, default=10,
                         help="a feature is kept when at least this many domains have it (default 10)")
+    parser.add_argument("--forum-domains", type=int, default=0,
+                        help="type a page forum only where it declares forum markup or has a URL token that the "
+                             "forums of this many training domains share (pagetype.forum_evidence; default 0: off)")
     parser.add_argument("--predictions", default=None, help="write each page's cross-validated prediction here")
     parser.add_argument("--limit", type=int, default=0, help="read only the first N pages (smoke tests)")
 
@@ -58,18 +64,18 @@ def feature_rows(root: Path, limit: int = 0):
                "features": page_features(page, declared=declared_of(page, source, encoding="utf-8", url=url))}
 
 
-def chosen_c(rows, cs, min_domains: int, scaling: str) -> float:
+def chosen_c(rows, cs, min_domains: int, scaling: str, forum_domains: int = 0) -> float:
     """The one C of `cs`, or the one that inner folds by domain choose on `rows` (pagetype.choose_c)."""
     from ..pagetype import choose_c
 
     if len(cs) == 1:
         return cs[0]
     best, _ = choose_c([r["features"] for r in rows], [r["label"] for r in rows], [r["group"] for r in rows], cs,
-                       min_pages=min_domains, scaling=scaling)
+                       min_pages=min_domains, scaling=scaling, forum_domains=forum_domains)
     return best
 
 
-def cross_validate(rows, folds: int, cs, min_domains: int, scaling: str = "std"):
+def cross_validate(rows, folds: int, cs, min_domains: int, scaling: str = "std", forum_domains: int = 0):
     """Each row's prediction by a classifier trained on the folds without its domain (its C chosen inside
     those folds): (label, prob) lists, and each fold's C."""
     from types import SimpleNamespace
@@ -81,10 +87,11 @@ def cross_validate(rows, folds: int, cs, min_domains: int, scaling: str = "std")
     predicted = [None] * len(rows)
     chosen = []
     for train, test in group_kfold(pages, folds):
-        c = chosen_c([rows[i] for i in train], cs, min_domains, scaling)
+        c = chosen_c([rows[i] for i in train], cs, min_domains, scaling, forum_domains)
         chosen.append(c)
         spec = fit_spec([rows[i]["features"] for i in train], [rows[i]["label"] for i in train], c=c,
-                        min_pages=min_domains, groups=[rows[i]["group"] for i in train], scaling=scaling)
+                        min_pages=min_domains, groups=[rows[i]["group"] for i in train], scaling=scaling,
+                        forum_domains=forum_domains)
         classifier = PageTypeClassifier(spec)
         for i in test:
             p = classifier.probabilities(rows[i]["features"])
@@ -107,6 +114,8 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"{root or 'no folder given'}: not a WCXB folder (give PATH or set EDREW_WCXB)")
     if args.folds < 2:
         raise UsageError("--folds must be 2 or more")
+    if args.forum_domains < 0:
+        raise UsageError("--forum-domains must be 0 (off) or more")
     try:
         cs = [float(c) for c in str(args.c).split(",") if c.strip()]
     except ValueError:
@@ -129,7 +138,7 @@ def _run(args: argparse.Namespace) -> int:
         if cache is not None:
             cache.parent.mkdir(parents=True, exist_ok=True)
             cache.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    predicted, fold_cs = cross_validate(rows, args.folds, cs, args.min_domains, args.scaling)
+    predicted, fold_cs = cross_validate(rows, args.folds, cs, args.min_domains, args.scaling, args.forum_domains)
     right = Counter()
     total = Counter()
     for row, (label, _) in zip(rows, predicted):
@@ -144,10 +153,11 @@ def _run(args: argparse.Namespace) -> int:
             for row, (label, p) in zip(rows, predicted):
                 f.write(json.dumps({"id": row["id"], "label": row["label"], "predicted": label, "p": round(p, 4)})
                         + "\n")
-    c = chosen_c(rows, cs, args.min_domains, args.scaling)
+    c = chosen_c(rows, cs, args.min_domains, args.scaling, args.forum_domains)
     print(f"C {c:g} (chosen in each fold: {', '.join(f'{x:g}' for x in fold_cs)})")
     spec = fit_spec([r["features"] for r in rows], [r["label"] for r in rows], c=c,
-                    min_pages=args.min_domains, groups=[r["group"] for r in rows], scaling=args.scaling)
+                    min_pages=args.min_domains, groups=[r["group"] for r in rows], scaling=args.scaling,
+                    forum_domains=args.forum_domains)
     spec["card"] = {
         "what": "WCXB page type of a page from its URL, declared types and metadata, node statistics and words "
                 "(edrew_scrapy/pagetype.py)",
@@ -156,6 +166,7 @@ def _run(args: argparse.Namespace) -> int:
         "folds": args.folds, "group_by": "registrable domain",
         "per_type_accuracy": {k: round(right[k] / total[k], 4) for k in sorted(total)},
         "c": c, "c_candidates": cs, "scaling": args.scaling, "min_domains": args.min_domains,
+        "forum_domains": args.forum_domains,
         "command": "edrew train-pagetype " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else "edrew train-pagetype",
         "dataset": "WCXB v1.0 development split", "credit": "WCXB, Murrough Foley, 2026, CC-BY-4.0",
     }

@@ -182,6 +182,7 @@ def page_type_classifiers(records: Sequence[MetaRecord], pages: Sequence, folds:
     c, min_domains = float(card.get("c", 0.01)), int(card.get("min_domains", 10))
     candidates = [float(x) for x in card.get("c_candidates") or [c]]
     scaling = str(card.get("scaling", "std"))
+    forum_domains = int(card.get("forum_domains", 0))  # "forum" only with forum evidence (pagetype.forum_evidence)
     feats = [page_features(p, declared=d) for p, d in zip(pages, declared or [None] * len(pages))]
     groups = [group_key(r) for r in records]
     labelled = [i for i, r in enumerate(records) if r.page_type]
@@ -200,19 +201,20 @@ def page_type_classifiers(records: Sequence[MetaRecord], pages: Sequence, folds:
             from ..pagetype import choose_c
 
             fold_c, _ = choose_c([feats[i] for i in train], [records[i].page_type for i in train],
-                                 [groups[i] for i in train], candidates, min_pages=needed, scaling=scaling)
-        spec = _fit(feats, records, train, groups, fold_c, needed, scaling)
+                                 [groups[i] for i in train], candidates, min_pages=needed, scaling=scaling,
+                                 forum_domains=forum_domains)
+        spec = _fit(feats, records, train, groups, fold_c, needed, scaling, forum_domains)
         classifier = PageTypeClassifier(spec, f"{records[0].dataset} fold {fold}")
         for i in test:
             out[labelled[i]] = classifier
     return out
 
 
-def _fit(feats, records, train, groups, c, min_domains, scaling="std"):
+def _fit(feats, records, train, groups, c, min_domains, scaling="std", forum_domains=0):
     from ..pagetype import fit_spec
 
     return fit_spec([feats[i] for i in train], [records[i].page_type for i in train], c=c, min_pages=min_domains,
-                    groups=[groups[i] for i in train], scaling=scaling)
+                    groups=[groups[i] for i in train], scaling=scaling, forum_domains=forum_domains)
 
 
 @dataclass
