@@ -60,18 +60,9 @@ def cache(args) -> None:
 
 def _matrix(rows, names):
     """Sparse rows: centring is left to the intercept (L2 on the scaled weights, the same optimum)."""
-    from scipy.sparse import csr_matrix
+    from edrew_scrapy.pagetype import _sparse_rows
 
-    index = {n: i for i, n in enumerate(names)}
-    data, cols, ptr = [], [], [0]
-    for feats in rows:
-        for name, value in feats.items():
-            i = index.get(name)
-            if i is not None and value:
-                data.append(value)
-                cols.append(i)
-        ptr.append(len(data))
-    return csr_matrix((data, cols, ptr), shape=(len(rows), len(names)))
+    return _sparse_rows(rows, names)
 
 
 def _kept(rows, groups, min_domains):

@@ -99,6 +99,17 @@ def no_dataset_path(dataset: str) -> str:
     return f"give the {dataset} folder" + (f" or set {env}" if env else "")
 
 
+def wcxb_root(args: argparse.Namespace) -> Path:
+    """The WCXB folder the training commands read (PATH, else $EDREW_WCXB) and their --folds, checked
+    before any work."""
+    root = Path(args.path or os.environ.get("EDREW_WCXB", ""))
+    if not str(root) or not (root / "ground-truth").is_dir():
+        raise UsageError(f"{root or 'no folder given'}: not a WCXB folder (give PATH or set EDREW_WCXB)")
+    if args.folds < 2:
+        raise UsageError("--folds must be 2 or more")
+    return root
+
+
 def check_dataset(args: argparse.Namespace) -> str:
     """The dataset folder, checked before any work: a UsageError when none is given, it does not exist,
     or (simple format) --labels names no file."""

@@ -15,7 +15,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from .options import CommandError, UsageError, report_errors
+from .options import CommandError, report_errors, wcxb_root
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,17 +36,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import os
-
     from ..commands.evaluate_metadata import _shipped_classifier
     from ..dates import FEATURES
     from ..training import metadata_eval as me
 
-    root = Path(args.path or os.environ.get("EDREW_WCXB", ""))
-    if not str(root) or not (root / "ground-truth").is_dir():
-        raise UsageError(f"{root or 'no folder given'}: not a WCXB folder (give PATH or set EDREW_WCXB)")
-    if args.folds < 2:
-        raise UsageError("--folds must be 2 or more")
+    root = wcxb_root(args)
     try:
         records = me.read_records("wcxb", root, root.name or "wcxb", None, args.limit or None)
         results = me.evaluate_metadata(records, systems=["edrew"], folds=args.folds, seed=args.seed,

@@ -20,7 +20,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from .options import CommandError, UsageError, report_errors
+from .options import CommandError, UsageError, report_errors, wcxb_root
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -105,15 +105,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import os
-
     from ..pagetype import FEATURE_VERSION, fit_spec
 
-    root = Path(args.path or os.environ.get("EDREW_WCXB", ""))
-    if not str(root) or not (root / "ground-truth").is_dir():
-        raise UsageError(f"{root or 'no folder given'}: not a WCXB folder (give PATH or set EDREW_WCXB)")
-    if args.folds < 2:
-        raise UsageError("--folds must be 2 or more")
+    root = wcxb_root(args)
     if args.forum_domains < 0:
         raise UsageError("--forum-domains must be 0 (off) or more")
     try:
