@@ -28,6 +28,8 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
+from .pagetype import PAGE_TYPES
+
 __all__ = ["FEATURES", "FILE_NAME", "FORMAT", "Candidates", "DateChooser", "DateChooserError", "candidates",
            "default_chooser", "fit_chooser", "page_shown", "rules_day", "shown_decides", "shown_days"]
 
@@ -55,7 +57,6 @@ _PUBLISHED_CUE = re.compile(r"(?<!last )\b(?:published|posted)(?:\s+on)?\s*:?\s*
 # "Updated", "Last updated on:", "Modified", "Reviewed", right before a day
 _UPDATED_CUE = re.compile(r"\b(?:updated|modified|revised|reviewed)(?:\s+on)?\s*:?\s*$", re.I)
 
-PAGE_TYPES = ("article", "forum", "product", "collection", "listing", "documentation", "service")
 # the page types a trained chooser dates (fit_chooser): most of WCXB's dated pages; elsewhere the rules' day
 CHOSEN_TYPES = ("article", "forum")
 # where a candidate day comes from (metadata.py names the declared ones)
@@ -138,7 +139,7 @@ def rules_day(day: Optional[str], h1: Optional[int], shown: Sequence[Shown], url
     # an "Updated" day is not the page showing `day` as its publication
     if h1 is None or (day and day == url_day) or any(s.day == day and s.cue != "updated" for s in shown):
         return day  # the URL's full date is the site's own dating of the page
-    near = {s.day for s in shown if s.near and s.cue != "updated"} or {s.day for s in shown if s.near}
+    near = _dateline_days(shown)
     return near.pop() if len(near) == 1 else day
 
 
@@ -149,8 +150,13 @@ def shown_decides(h1: Optional[int], shown: Sequence[Shown]) -> bool:
     if any(s.cue == "published" for s in shown):
         return True
     plain = {s.day for s in shown if s.cue != "updated"}
-    near = {s.day for s in shown if s.near and s.cue != "updated"} or {s.day for s in shown if s.near}
+    near = _dateline_days(shown)
     return h1 is not None and len(near) == 1 and plain <= near
+
+
+def _dateline_days(shown: Sequence[Shown]) -> set:
+    """The days the `<h1>`'s datelines show, those after an "Updated" cue only where no other is shown."""
+    return {s.day for s in shown if s.near and s.cue != "updated"} or {s.day for s in shown if s.near}
 
 
 @dataclass
