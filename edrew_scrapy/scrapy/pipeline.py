@@ -22,7 +22,7 @@ from itemadapter import ItemAdapter
 from scrapy import signals
 from scrapy.utils.misc import load_object
 
-from ..metadata import METADATA_FIELDS
+from ..metadata import Metadata
 from .processpool import WorkerError
 from .scoring import Batcher, ScoringService, SerializerThreads, load_scorer
 from .settings import DEFAULTS, EdrewSettings
@@ -124,9 +124,8 @@ class EdrewPipeline:
             page = await self.pool.run(lambda: serialize(body, encoding=encoding, url=url))
             extraction = await scoring.score(page, url or "") if page.nodes else None
         title = (extraction.title if extraction is not None else "") or page.title or ""
-        metadata = getattr(extraction, "metadata", None)
-        # the page's metadata, read with the scores (EDREW_METADATA), as a PageItem has it
-        described = metadata.fields() if metadata is not None else {n: None for n in METADATA_FIELDS} | {"author": []}
+        # the page's metadata, read with the scores (EDREW_METADATA), as a PageItem has it (empty without)
+        described = (getattr(extraction, "metadata", None) or Metadata()).fields()
         if extraction is None:
             reason = page.skipped or "not-scored"
             self.stats.skip(f"pipeline-{reason}", url)
